@@ -1,0 +1,104 @@
+"""What a check is, and the registry that holds the checks every plugin contributes."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
+
+from pytest_skilleval.results import CheckResult, Finding
+
+if TYPE_CHECKING:
+    from pytest_skilleval.config import Settings
+    from pytest_skilleval.skill import Skill
+
+
+@dataclass
+class CheckContext:
+    """What a check may know beyond the skill: the run's settings and a scratch cache dir."""
+
+    settings: Settings
+    #: Every skill collected in this process, in collection order (for batched scanners).
+    skills: Sequence[Skill] = field(default_factory=list)
+
+
+class Check(abc.ABC):
+    """A named, stateless examination of one skill.
+
+    ``run`` must not raise on bad input: malformed content is a finding. An exception escaping
+    ``run`` is reported as an ERROR result with the traceback, never as a pass.
+    """
+
+    name: ClassVar[str]
+    tier: ClassVar[int] = 1
+    description: ClassVar[str] = ""
+    #: Part of the default selection; opt-in checks are added with ``--skilleval-checks=+name``.
+    default_enabled: ClassVar[bool] = True
+    #: Advisory checks report findings but never fail the run.
+    blocking: ClassVar[bool] = True
+
+    @abc.abstractmethod
+    def run(self, skill: Skill, ctx: CheckContext) -> CheckResult: ...
+
+    def result(self, findings: Iterable[Finding] = (), **kw: object) -> CheckResult:
+        """A completed result of this check; the gate decides PASSED or FAILED."""
+        return CheckResult(check=self.name, tier=self.tier, findings=list(findings), **kw)  # type: ignore[arg-type]
+
+
+class UsageError(Exception):
+    """Bad check selection or clashing check names; shown to the user without a traceback."""
+
+
+class CheckRegistry:
+    def __init__(self) -> None:
+        self._checks: dict[str, Check] = {}
+        self._order: list[str] = []
+
+    def add(self, check: Check) -> None:
+        name = check.name
+        if name in self._checks and type(self._checks[name]) is not type(check):
+            other = type(self._checks[name])
+            raise UsageError(f"two plugins provide a check named {name!r}: "
+                             f"{other.__module__}.{other.__qualname__} and {type(check).__module__}.{type(check).__qualname__}")
+        if name not in self._checks:
+            self._order.append(name)
+        self._checks[name] = check
+
+    def __getitem__(self, name: str) -> Check:
+        return self._checks[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._checks
+
+    def all(self) -> list[Check]:
+        """Checks by tier, then name: a deterministic order for collection under xdist."""
+        return sorted(self._checks.values(), key=lambda c: (c.tier, c.name))
+
+    def select(self, spec: str | None, tier: int = 1) -> list[Check]:
+        """Resolve ``--skilleval-checks``.
+
+        ``a,b`` selects exactly those; ``+a`` adds to the defaults; ``-a`` removes from them.
+        Unknown names are a usage error that lists the known ones.
+        """
+        candidates = [c for c in self.all() if c.tier == tier]
+        chosen = {c.name for c in candidates if c.default_enabled}
+        if spec:
+            items = [s.strip() for s in spec.split(",") if s.strip()]
+            exact = [s for s in items if not s.startswith(("+", "-"))]
+            if exact:
+                chosen = set()
+            for item in items:
+                op, name = (item[0], item[1:]) if item[0] in "+-" else ("=", item)
+                if name == "all":
+                    names = {c.name for c in candidates}
+                else:
+                    if name not in self._checks:
+                        known = ", ".join(c.name for c in self.all())
+                        raise UsageError(f"unknown check {name!r} in --skilleval-checks (known: {known})")
+                    names = {name}
+                if op == "-":
+                    chosen -= names
+                else:
+                    chosen |= names
+        return [c for c in candidates if c.name in chosen]

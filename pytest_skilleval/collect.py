@@ -1,0 +1,160 @@
+"""Skill folders become pytest collectors; each Tier 1 check becomes an item under them.
+
+Node ids read ``<skill path>::tier1::<check>``. Collection reads nothing but folder names, so it
+stays cheap on every xdist worker; a skill is loaded once per process, when its first item runs.
+
+A skill folder is untrusted. pytest would import a ``conftest.py`` found in any folder whose hook
+proxy it builds, so every node here builds its hook proxy from the skill's *parent* folder:
+nothing inside a skill is ever imported.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_skilleval import gate, state
+from pytest_skilleval.checks import Check, CheckContext
+from pytest_skilleval.results import CheckResult, Status
+
+RESULT_PROPERTY = "skilleval.result"
+
+
+def is_skill_dir(path: Path) -> bool:
+    return (path / "SKILL.md").is_file() or (path / "skill.md").is_file()
+
+
+class _OutsideSkillHooks:
+    """Mixin: build the hook proxy from the folder above the skill (see module docstring)."""
+
+    path: Path
+    session: pytest.Session
+
+    @property
+    def skill_root(self) -> Path:
+        raise NotImplementedError
+
+    @property
+    def ihook(self):  # type: ignore[no-untyped-def]
+        return self.session.gethookproxy(self.skill_root.parent)
+
+
+class SkillDirectory(_OutsideSkillHooks, pytest.Directory):
+    """One skill; its children are one collector per tier."""
+
+    @property
+    def skill_root(self) -> Path:
+        return self.path
+
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        run = state.run_state(self.config)
+        run.register_skill(self.path, self.nodeid)
+        checks = run.selected_checks(tier=1)
+        if checks:
+            yield TierCollector.from_parent(self, name="tier1", tier=1, checks=checks)
+
+
+class TierCollector(_OutsideSkillHooks, pytest.Collector):
+    def __init__(self, *, tier: int, checks: list[Check], **kw: Any) -> None:
+        super().__init__(**kw)
+        self.tier = tier
+        self.checks = checks
+        self.add_marker("skilleval")
+        self.add_marker(f"tier{tier}")
+
+    @property
+    def skill_root(self) -> Path:
+        return self.path
+
+    def collect(self) -> Iterable[pytest.Item]:
+        for check in self.checks:
+            yield CheckItem.from_parent(self, name=check.name, check=check)
+
+
+class CheckFailed(Exception):
+    """Raised by a check item whose result the gate failed; rendered without a traceback."""
+
+    def __init__(self, result: CheckResult, verdict: gate.Verdict, details: str = "") -> None:
+        super().__init__(verdict.reason)
+        self.result, self.verdict, self.details = result, verdict, details
+
+
+class CheckItem(_OutsideSkillHooks, pytest.Item):
+    def __init__(self, *, check: Check, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.check = check
+        self.add_marker("skilleval")
+        self.add_marker(f"tier{check.tier}")
+
+    @property
+    def skill_root(self) -> Path:
+        return self.path
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path / "SKILL.md", None, f"{self.parent.parent.name}::tier{self.check.tier}::{self.check.name}"  # type: ignore[union-attr]
+
+    def runtest(self) -> None:
+        run = state.run_state(self.config)
+        skill = run.skill(self.path)
+        ctx = CheckContext(settings=run.settings, skills=run.loaded_skills())
+        started = time.perf_counter()
+        details = ""
+        try:
+            result = self.check.run(skill, ctx)
+        except Exception as exc:  # a broken check is an ERROR result with its traceback, never a pass
+            details = traceback.format_exc()
+            result = CheckResult.error(self.check.name, f"check crashed: {type(exc).__name__}: {exc}", tier=self.check.tier)
+        result = result.model_copy(update={"duration_s": round(time.perf_counter() - started, 6)})
+        verdict = gate.decide(result, blocking=self.check.blocking, policy=run.policy)
+        final = result.model_copy(update={"status": verdict.status,
+                                          "reason": result.reason if verdict.status is not Status.PASSED else None})
+        self._publish(run, skill, final, verdict)
+        if details:
+            self.add_report_section("call", "traceback", details)
+        if verdict.outcome == "failed":
+            raise CheckFailed(final, verdict, details)
+        if verdict.outcome == "skipped":
+            pytest.skip(verdict.reason)
+
+    def _publish(self, run: state.RunState, skill: Any, result: CheckResult, verdict: gate.Verdict) -> None:
+        """Put the result where the xdist controller (and JUnit) can see it: user_properties."""
+        counts = result.severity_counts()
+        envelope = {
+            "skill": run.skill_key(self.path),
+            "skill_name": skill.name,
+            "skill_path": str(self.path),
+            "blocking": verdict.blocking,
+            "result": result.model_dump(mode="json"),
+        }
+        import json
+
+        self.user_properties.append((RESULT_PROPERTY, json.dumps(envelope, sort_keys=True)))
+        self.user_properties.append(("skilleval.status", result.status.value))
+        if result.score is not None:
+            self.user_properties.append(("skilleval.score", f"{result.score:g}"))
+        for sev, n in counts.items():
+            if n:
+                self.user_properties.append((f"skilleval.findings.{sev}", str(n)))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, CheckFailed):
+            return format_failure(excinfo.value.result, excinfo.value.verdict, excinfo.value.details)
+        return str(super().repr_failure(excinfo, style=style))
+
+
+def format_failure(result: CheckResult, verdict: gate.Verdict, details: str = "") -> str:
+    lines = [f"{result.check}: {verdict.status.value} — {verdict.reason}"]
+    if result.reason and result.reason not in verdict.reason:
+        lines.append(f"  {result.reason}")
+    for f in result.sorted_findings():
+        lines.append("  " + f.format_line().replace("\n", "\n  "))
+    for d in result.deductions:
+        lines.append(f"  -{d.points:<3} {d.dimension}: {d.reason} [{d.rule}]")
+    if details:
+        lines.append(details.rstrip())
+    return "\n".join(lines)

@@ -1,0 +1,24 @@
+"""Extension points of pytest-skilleval.
+
+A third party adds a check by shipping a pytest plugin (a ``pytest11`` entry point or a
+``conftest.py``) that implements :func:`pytest_skilleval_checks`. Nothing else changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_skilleval.checks import Check
+
+
+@pytest.hookspec
+def pytest_skilleval_checks(config: pytest.Config) -> Iterable[Check]:
+    """Return the checks this plugin contributes.
+
+    Every implementation is called; the registry merges the answers. Check names must be unique
+    across all plugins: a clash is a usage error naming both providers.
+    """

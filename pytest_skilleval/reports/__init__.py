@@ -1,0 +1,1 @@
+"""Reports written by the controller at session end: BENCHMARK.md cards, results.json, summaries."""

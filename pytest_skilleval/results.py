@@ -1,0 +1,147 @@
+"""Typed results: the one currency every check, comparison and trial reports in.
+
+A check returns a :class:`CheckResult`. It carries findings and, for scored checks, a score and
+the pass mark. It does *not* decide the pytest outcome; :mod:`pytest_skilleval.gate` does, so the
+terminal, JUnit, JSON and ``BENCHMARK.md`` always agree.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Severity(str, enum.Enum):
+    CRITICAL = "CRITICAL"
+    HIGH = "HIGH"
+    MEDIUM = "MEDIUM"
+    LOW = "LOW"
+    INFO = "INFO"
+
+    @property
+    def rank(self) -> int:
+        """Higher is worse: CRITICAL=4 … INFO=0."""
+        return _SEVERITY_RANK[self]
+
+    def at_least(self, other: Severity) -> bool:
+        return self.rank >= other.rank
+
+    @classmethod
+    def parse(cls, value: str) -> Severity:
+        try:
+            return cls(value.strip().upper())
+        except ValueError:
+            names = ", ".join(s.value.lower() for s in cls)
+            raise ValueError(f"unknown severity {value!r} (expected one of: {names})") from None
+
+
+_SEVERITY_RANK = {
+    Severity.CRITICAL: 4,
+    Severity.HIGH: 3,
+    Severity.MEDIUM: 2,
+    Severity.LOW: 1,
+    Severity.INFO: 0,
+}
+
+
+class Status(str, enum.Enum):
+    """Final status of a check after the gate has looked at it."""
+
+    PASSED = "PASSED"
+    FAILED = "FAILED"
+    INCOMPLETE = "INCOMPLETE"  # required evidence is missing (scanner absent, crashed, bad output)
+    SKIPPED = "SKIPPED"  # the check does not apply to this skill
+    ERROR = "ERROR"  # the check itself broke, or a provider call failed after retries
+
+
+class Finding(BaseModel):
+    """One observation about a skill, with a location a user can jump to."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rule: str = Field(description="stable rule id, e.g. 'schema.name-mismatch'")
+    severity: Severity
+    message: str
+    file: str | None = Field(default=None, description="path relative to the skill root, posix")
+    line: int | None = Field(default=None, description="1-based line number")
+    suggestion: str | None = None
+    evidence: str | None = Field(default=None, description="a short, redacted excerpt")
+
+    def location(self) -> str:
+        if self.file is None:
+            return "-"
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+    def format_line(self) -> str:
+        """The line shown in a failure: ``SEVERITY file:line message``."""
+        text = f"{self.severity.value:<8} {self.location()} {self.message} [{self.rule}]"
+        if self.suggestion:
+            text += f"\n         fix: {self.suggestion}"
+        return text
+
+    def sort_key(self) -> tuple[int, str, int, str, str]:
+        return (-self.severity.rank, self.file or "", self.line or 0, self.rule, self.message)
+
+
+class Deduction(BaseModel):
+    """A named point deduction of a scored check (e.g. quality), so a user sees why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    dimension: str
+    rule: str
+    points: int
+    reason: str
+
+
+class CheckResult(BaseModel):
+    """What one check found on one skill.
+
+    ``status`` is what the check itself knows: PASSED for "ran to completion", or INCOMPLETE,
+    SKIPPED, ERROR with a ``reason``. The gate turns a completed result into PASSED/FAILED from
+    the findings, the score and the policy.
+    """
+
+    check: str
+    tier: int = 1
+    status: Status = Status.PASSED
+    reason: str | None = None
+    findings: list[Finding] = Field(default_factory=list)
+    score: float | None = None
+    min_score: float | None = None
+    deductions: list[Deduction] = Field(default_factory=list)
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    tools: dict[str, str] = Field(default_factory=dict, description="tool name -> version used")
+    duration_s: float | None = None
+
+    @classmethod
+    def incomplete(cls, check: str, reason: str, **kw: Any) -> CheckResult:
+        return cls(check=check, status=Status.INCOMPLETE, reason=reason, **kw)
+
+    @classmethod
+    def skipped(cls, check: str, reason: str, **kw: Any) -> CheckResult:
+        return cls(check=check, status=Status.SKIPPED, reason=reason, **kw)
+
+    @classmethod
+    def error(cls, check: str, reason: str, **kw: Any) -> CheckResult:
+        return cls(check=check, status=Status.ERROR, reason=reason, **kw)
+
+    def sorted_findings(self) -> list[Finding]:
+        return sorted(self.findings, key=Finding.sort_key)
+
+    def severity_counts(self) -> dict[str, int]:
+        counts = {s.value.lower(): 0 for s in Severity}
+        for f in self.findings:
+            counts[f.severity.value.lower()] += 1
+        return counts
+
+    def to_json(self) -> str:
+        """JSON text that survives xdist serialization on ``report.user_properties``."""
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> CheckResult:
+        return cls.model_validate_json(text)

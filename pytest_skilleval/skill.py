@@ -1,0 +1,205 @@
+"""The Skill model: one skill folder, read once through :mod:`safefs`, shared by every check.
+
+Loading never raises on bad input. A missing or malformed manifest, an unreadable file or a link
+that leaves the skill all end up as findings that the ``schema`` and ``files`` checks report.
+"""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from pytest_skilleval import frontmatter, safefs
+from pytest_skilleval.results import Finding, Severity
+
+MANIFEST = "SKILL.md"
+#: Folders a skill keeps for its evaluation, not for the agent at run time.
+EVAL_DIRS = frozenset({"evals", ".evals", "eval", "results", ".results"})
+
+
+@functools.cache
+def _markdown() -> MarkdownIt:
+    return MarkdownIt("commonmark").enable("table")
+
+
+@dataclass(frozen=True)
+class Link:
+    target: str
+    line: int  # 1-based line in the file
+    image: bool = False
+
+
+@dataclass
+class Skill:
+    """A skill folder. ``key`` is its stable report id (posix path below the collection root)."""
+
+    root: Path
+    key: str
+    limits: safefs.Limits = field(default_factory=safefs.Limits)
+    inventory: safefs.Inventory = field(init=False)
+    manifest: str | None = field(init=False, default=None)
+    manifest_text: str | None = field(init=False, default=None)
+    frontmatter: frontmatter.Frontmatter = field(init=False)
+    load_findings: list[Finding] = field(init=False, default_factory=list)
+    _texts: dict[str, str | None] = field(init=False, default_factory=dict, repr=False)
+    _read_findings: dict[str, Finding] = field(init=False, default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.inventory = safefs.take_inventory(self.root, self.limits)
+        names = {e.rel for e in self.inventory.entries}
+        if MANIFEST in names:
+            self.manifest = MANIFEST
+        elif "skill.md" in names:
+            self.manifest = "skill.md"
+            self.load_findings.append(Finding(rule="schema.manifest-case", severity=Severity.HIGH, file="skill.md",
+                                              message="manifest is named skill.md; the spec requires SKILL.md",
+                                              suggestion="rename skill.md to SKILL.md"))
+        if self.manifest is None:
+            self.load_findings.append(Finding(rule="schema.manifest-missing", severity=Severity.HIGH, file=MANIFEST,
+                                              message="no SKILL.md in the skill folder"))
+            self.frontmatter = frontmatter.Frontmatter()
+            return
+        self.manifest_text = self.text(self.manifest)
+        if self.manifest_text is None:
+            problem = self._read_findings.get(self.manifest)
+            why = problem.message if problem else "unreadable"
+            self.load_findings.append(Finding(rule="schema.manifest-unreadable", severity=Severity.HIGH,
+                                              file=self.manifest, line=problem.line if problem else None,
+                                              message=f"SKILL.md cannot be read: {why}"))
+            self.frontmatter = frontmatter.Frontmatter()
+            return
+        self.frontmatter = frontmatter.parse(self.manifest_text, self.manifest)
+
+    # -- identity -------------------------------------------------------------------------------
+    @property
+    def folder_name(self) -> str:
+        return self.root.name
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The frontmatter mapping, or ``{}`` when it is missing or malformed."""
+        return self.frontmatter.data or {}
+
+    @property
+    def name(self) -> str:
+        value = self.meta.get("name")
+        return value if isinstance(value, str) and value else self.folder_name
+
+    @property
+    def description(self) -> str:
+        value = self.meta.get("description")
+        return value if isinstance(value, str) else ""
+
+    @property
+    def body(self) -> str:
+        return self.frontmatter.body
+
+    @property
+    def body_start_line(self) -> int:
+        return self.frontmatter.body_start_line
+
+    def key_line(self, key: str) -> int | None:
+        return self.frontmatter.key_lines.get(key)
+
+    # -- files ------------------------------------------------------------------------------------
+    def text(self, rel: str) -> str | None:
+        """The file's text, or None when it cannot be read safely (see :meth:`read_problem`)."""
+        if rel not in self._texts:
+            try:
+                self._texts[rel] = safefs.read_text(self.root, rel, self.limits)
+            except safefs.ReadError as exc:
+                self._texts[rel] = None
+                self._read_findings[rel] = exc.finding
+        return self._texts[rel]
+
+    def read_problem(self, rel: str) -> Finding | None:
+        self.text(rel)
+        return self._read_findings.get(rel)
+
+    def files(self, *, include_eval_dirs: bool = False) -> list[safefs.Entry]:
+        out = []
+        for e in self.inventory.files():
+            top = e.rel.split("/", 1)[0]
+            if not include_eval_dirs and "/" in e.rel and top in EVAL_DIRS:
+                continue
+            out.append(e)
+        return out
+
+    def text_files(self, suffixes: frozenset[str] | None = None, *, include_eval_dirs: bool = False) -> Iterator[tuple[str, str]]:
+        """(rel, text) of each readable text file, sorted; unreadable files are skipped here and
+        reported by the ``files`` check."""
+        for e in self.files(include_eval_dirs=include_eval_dirs):
+            if suffixes is not None and e.suffix not in suffixes and e.name not in suffixes:
+                continue
+            if suffixes is None and not e.expects_text():
+                continue
+            if e.nlink > 1 or e.size > self.limits.max_file_bytes:
+                continue
+            content = self.text(e.rel)
+            if content is not None:
+                yield e.rel, content
+
+    def exists(self, rel: str) -> bool:
+        norm = posixpath.normpath(rel)
+        return any(e.rel == norm for e in self.inventory.entries)
+
+    def entry(self, rel: str) -> safefs.Entry | None:
+        return self.inventory.get(posixpath.normpath(rel))
+
+    # -- markdown ---------------------------------------------------------------------------------
+    @functools.cached_property
+    def body_tokens(self) -> list[Token]:
+        """markdown-it tokens of the body; ``token.map`` is shifted to SKILL.md line numbers."""
+        return parse_markdown(self.body, self.body_start_line)
+
+    def headings(self) -> list[tuple[int, str, int]]:
+        """(level, text, line) of every heading in the body."""
+        out = []
+        toks = self.body_tokens
+        for i, tok in enumerate(toks):
+            if tok.type == "heading_open" and i + 1 < len(toks):
+                out.append((int(tok.tag[1]), toks[i + 1].content.strip(), (tok.map[0] + 1) if tok.map else 0))
+        return out
+
+    def code_blocks(self) -> list[tuple[str, str, int]]:
+        """(info, content, first line of content) of fenced and indented code in the body."""
+        return [(t.info.strip(), t.content, (t.map[0] + 2 if t.type == "fence" else t.map[0] + 1) if t.map else 0)
+                for t in self.body_tokens if t.type in ("fence", "code_block")]
+
+    def links(self) -> list[Link]:
+        return markdown_links(self.body_tokens)
+
+
+def parse_markdown(text: str, first_line: int = 1) -> list[Token]:
+    tokens = _markdown().parse(text)
+    shift = first_line - 1
+    if shift:
+        for tok in tokens:
+            if tok.map:
+                tok.map = [tok.map[0] + shift, tok.map[1] + shift]
+    return tokens
+
+
+def markdown_links(tokens: list[Token]) -> list[Link]:
+    """Links and images of a parsed document; code spans and fences are not links."""
+    out: list[Link] = []
+    for tok in tokens:
+        if tok.type != "inline" or not tok.children:
+            continue
+        base = (tok.map[0] + 1) if tok.map else 0
+        line = base
+        for child in tok.children:
+            if child.type in ("softbreak", "hardbreak"):
+                line += 1
+            elif child.type == "link_open":
+                out.append(Link(str(child.attrs.get("href", "")), line))
+            elif child.type == "image":
+                out.append(Link(str(child.attrs.get("src", "")), line, image=True))
+    return out

@@ -1,0 +1,69 @@
+"""Per-process run state, kept in ``config.stash``: settings, the check registry, loaded skills."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pytest_skilleval import gate, safefs
+from pytest_skilleval.checks import Check, CheckRegistry
+from pytest_skilleval.config import Settings
+from pytest_skilleval.skill import Skill
+
+
+class RunState:
+    def __init__(self, config: pytest.Config, settings: Settings, registry: CheckRegistry) -> None:
+        self.config = config
+        self.settings = settings
+        self.registry = registry
+        self.policy = gate.Policy(fail_on=settings.fail_on, allow_incomplete=settings.allow_incomplete)
+        self.limits = safefs.Limits(max_file_bytes=settings.max_file_bytes)
+        self._selected: dict[int, list[Check]] = {}
+        self._keys: dict[Path, str] = {}
+        self._skills: dict[Path, Skill] = {}
+
+    def selected_checks(self, tier: int) -> list[Check]:
+        if tier not in self._selected:
+            self._selected[tier] = self.registry.select(self.settings.checks, tier=tier)
+        return self._selected[tier]
+
+    def register_skill(self, root: Path, nodeid: str) -> None:
+        self._keys.setdefault(root, self._key_for(root, nodeid))
+
+    def _key_for(self, root: Path, nodeid: str) -> str:
+        """A stable, readable id: the path below the --skills root that holds the skill."""
+        best: Path | None = None
+        for base in self.settings.skill_paths:
+            if root == base or base in root.parents:
+                if best is None or len(base.parts) > len(best.parts):
+                    best = base
+        if best is not None:
+            rel = root.relative_to(best)
+            return rel.as_posix() if rel.parts else root.name
+        rootpath = self.config.rootpath
+        if rootpath in root.parents:
+            return root.relative_to(rootpath).as_posix()
+        return os.path.relpath(root, self.config.invocation_params.dir).replace(os.sep, "/").lstrip("./") or root.name
+
+    def skill_key(self, root: Path) -> str:
+        return self._keys.get(root) or self._key_for(root, "")
+
+    def skill(self, root: Path) -> Skill:
+        if root not in self._skills:
+            self._skills[root] = Skill(root=root, key=self.skill_key(root), limits=self.limits)
+        return self._skills[root]
+
+    def loaded_skills(self) -> list[Skill]:
+        return list(self._skills.values())
+
+    def skill_roots(self) -> list[Path]:
+        return list(self._keys)
+
+
+RUN_STATE = pytest.StashKey[RunState]()
+
+
+def run_state(config: pytest.Config) -> RunState:
+    return config.stash[RUN_STATE]
