@@ -1,0 +1,60 @@
+"""Shared test helpers: build small skills on disk and run one check on them."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pytest_skilleval.checks import Check, CheckContext
+from pytest_skilleval.config import Settings
+from pytest_skilleval.results import CheckResult, Severity
+from pytest_skilleval.skill import Skill
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = Path(os.environ.get("SKILLEVAL_CORPUS", REPO.parent / "shared" / "corpus"))
+
+
+def make_settings(**overrides: object) -> Settings:
+    values: dict[str, object] = dict(skill_paths=(), checks=None, profile="spec", fail_on=Severity.HIGH, report_dir=None,
+                                     allow_incomplete=False, min_quality=70.0, max_file_bytes=1024 * 1024)
+    values.update(overrides)
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+def write_skill(base: Path, name: str, files: dict[str, str | bytes]) -> Path:
+    """Write a skill folder ``base/name`` holding ``files`` (relative path -> text or bytes)."""
+    root = base / name
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8", newline="")
+    return root
+
+
+def manifest(name: str = "demo-skill", description: str = "Use when the user asks to demo things.", extra: str = "",
+             body: str = "# Demo\n\nUse this skill to demo things.\n") -> str:
+    return f"---\nname: {name}\ndescription: {description}\n{extra}---\n{body}"
+
+
+@pytest.fixture
+def make_skill(tmp_path: Path) -> Callable[..., Skill]:
+    def factory(files: dict[str, str | bytes] | None = None, name: str = "demo-skill") -> Skill:
+        root = write_skill(tmp_path, name, files if files is not None else {"SKILL.md": manifest(name)})
+        return Skill(root=root, key=name)
+
+    return factory
+
+
+def run_check(check: Check, skill: Skill, **settings: object) -> CheckResult:
+    return check.run(skill, CheckContext(settings=make_settings(**settings), skills=[skill]))
+
+
+def rules(result: CheckResult) -> set[str]:
+    return {f.rule for f in result.findings}
