@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, ClassVar
 from pytest_skilleval.results import CheckResult, Finding
 
 if TYPE_CHECKING:
+    from pytest_skilleval.batch import Batcher
     from pytest_skilleval.config import Settings
     from pytest_skilleval.skill import Skill
 
@@ -19,8 +20,10 @@ class CheckContext:
     """What a check may know beyond the skill: the run's settings and a scratch cache dir."""
 
     settings: Settings
-    #: Every skill collected in this process, in collection order (for batched scanners).
+    #: Skills loaded so far in this process.
     skills: Sequence[Skill] = field(default_factory=list)
+    #: Coordinates batched scanners across skills and xdist workers (None: scan one skill at a time).
+    batcher: Batcher | None = None
 
 
 class Check(abc.ABC):

@@ -10,6 +10,7 @@ nothing inside a skill is ever imported.
 
 from __future__ import annotations
 
+import json
 import time
 import traceback
 from collections.abc import Iterable
@@ -101,7 +102,7 @@ class CheckItem(_OutsideSkillHooks, pytest.Item):
     def runtest(self) -> None:
         run = state.run_state(self.config)
         skill = run.skill(self.path)
-        ctx = CheckContext(settings=run.settings, skills=run.loaded_skills())
+        ctx = CheckContext(settings=run.settings, skills=run.loaded_skills(), batcher=run.batcher)
         started = time.perf_counter()
         details = ""
         try:
@@ -131,8 +132,6 @@ class CheckItem(_OutsideSkillHooks, pytest.Item):
             "blocking": verdict.blocking,
             "result": result.model_dump(mode="json"),
         }
-        import json
-
         self.user_properties.append((RESULT_PROPERTY, json.dumps(envelope, sort_keys=True)))
         self.user_properties.append(("skilleval.status", result.status.value))
         if result.score is not None:

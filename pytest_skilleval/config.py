@@ -40,6 +40,8 @@ OPTIONS = (
            "Folder for BENCHMARK.md cards and results.json; '' disables reports."),
     Option("skilleval_allow_incomplete", "--skilleval-allow-incomplete", "SKILLEVAL_ALLOW_INCOMPLETE", False,
            "Report INCOMPLETE checks (missing scanner, crashed tool) as skipped instead of failed.", "bool"),
+    Option("skilleval_cache_dir", "--skilleval-cache-dir", "SKILLEVAL_CACHE_DIR", ".skilleval-cache",
+           "Folder (relative to rootdir) caching scanner results by content hash; '' disables the cache."),
     Option("skilleval_min_quality", "--skilleval-min-quality", "SKILLEVAL_MIN_QUALITY", 70.0,
            "Pass mark of the quality score (0-100).", "float"),
     Option("skilleval_max_file_size", "--skilleval-max-file-size", "SKILLEVAL_MAX_FILE_SIZE", 1024 * 1024,
@@ -98,6 +100,7 @@ class Settings:
     profile: str
     fail_on: Severity
     report_dir: Path | None
+    cache_dir: Path | None
     allow_incomplete: bool
     min_quality: float
     max_file_bytes: int
@@ -118,6 +121,7 @@ class Settings:
         if values["skilleval_max_file_size"] <= 0:
             raise pytest.UsageError("--skilleval-max-file-size must be positive")
         report_dir = values["skilleval_report_dir"]
+        cache_dir = values["skilleval_cache_dir"]
         invocation_dir = config.invocation_params.dir
         paths = [invocation_dir / p for p in config.getoption("skilleval_skills") or []]
         paths += [Path(p) for p in config.getini("skilleval_paths") or []]
@@ -127,6 +131,7 @@ class Settings:
             profile=profile,
             fail_on=fail_on,
             report_dir=(invocation_dir / report_dir) if report_dir else None,
+            cache_dir=(config.rootpath / cache_dir) if cache_dir else None,
             allow_incomplete=bool(values["skilleval_allow_incomplete"]),
             min_quality=float(min_quality),
             max_file_bytes=int(values["skilleval_max_file_size"]),

@@ -115,6 +115,19 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return [f"skilleval: profile={s.profile} fail-on={s.fail_on.value.lower()} checks={checks}"]
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Tell the batcher which skills each check will run on, so scanners batch exactly those."""
+    run = session.config.stash.get(state.RUN_STATE, None)
+    if run is None:
+        return
+    by_check: dict[str, list[Path]] = {}
+    for item in session.items:
+        if isinstance(item, CheckItem):
+            by_check.setdefault(item.check.name, []).append(item.path)
+    for name, roots in by_check.items():
+        run.batcher.set_targets(name, roots)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Keep skill items in a stable order: by skill path, then tier, then check name."""
     skill_items = [i for i in items if isinstance(i, CheckItem)]

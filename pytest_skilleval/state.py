@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skilleval import gate, safefs
+from pytest_skilleval import batch, gate, safefs
 from pytest_skilleval.checks import Check, CheckRegistry
 from pytest_skilleval.config import Settings
 from pytest_skilleval.skill import Skill
@@ -23,6 +23,19 @@ class RunState:
         self._selected: dict[int, list[Check]] = {}
         self._keys: dict[Path, str] = {}
         self._skills: dict[Path, Skill] = {}
+        self.batcher = self._make_batcher()
+
+    def _make_batcher(self) -> batch.Batcher:
+        workerinput = getattr(self.config, "workerinput", None)
+        cache_dir = self.settings.cache_dir
+        index, count, coord = 0, 1, None
+        if workerinput is not None:
+            index = int(str(workerinput.get("workerid", "gw0")).lstrip("gw") or 0)
+            count = int(workerinput.get("workercount", 1))
+            if cache_dir is not None:
+                coord = cache_dir / "runs" / str(workerinput.get("testrunuid", "run"))
+        return batch.Batcher(load_skill=self.skill, cache=batch.ResultCache(cache_dir) if cache_dir else None,
+                             coord_dir=coord, worker_index=index, worker_count=count)
 
     def selected_checks(self, tier: int) -> list[Check]:
         if tier not in self._selected:

@@ -1,0 +1,65 @@
+"""Atomic, link-refusing file writes: the one helper every report and cache write goes through.
+
+A report folder may sit in a checkout that an untrusted pull request controls, so a write never
+goes through a symbolic link (a planted ``skilleval-report -> ~/.bashrc`` must not be followed),
+and a reader never sees a half-written file: data goes to a temporary file that is renamed.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+class UnsafeWriteError(OSError):
+    pass
+
+
+def _refuse_links(path: Path) -> None:
+    for part in [path, *path.parents]:
+        if part.is_symlink():
+            raise UnsafeWriteError(f"refusing to write through the symbolic link {part}")
+
+
+def ensure_dir(path: Path) -> Path:
+    path = Path(os.path.abspath(path))
+    _refuse_links(path)
+    path.mkdir(parents=True, exist_ok=True)
+    _refuse_links(path)
+    return path
+
+
+def write_atomic(path: Path, data: str | bytes) -> Path:
+    path = Path(os.path.abspath(path))
+    ensure_dir(path.parent)
+    if path.is_symlink():
+        raise UnsafeWriteError(f"refusing to replace the symbolic link {path}")
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return path
+
+
+def create_exclusive(path: Path, text: str = "") -> bool:
+    """Create ``path`` only if it does not exist (an atomic claim); False when someone else has it."""
+    ensure_dir(path.parent)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    return True

@@ -1,0 +1,202 @@
+"""Batched scanners: one scanner process per worker over many skills, results cached by content.
+
+Starting bandit or semgrep costs far more than scanning one small skill (semgrep: ~1.5 s of
+startup), so a :class:`BatchedCheck` scans many skills per process and hands each item its part.
+
+Under xdist every worker collects every item but runs only some. The skills that have an item
+for a check are split into one *share* per worker; a worker that needs a skill claims that
+skill's share (an exclusive file create) and scans the whole share at once, or, when another
+worker has claimed it, waits for that worker's results to land in the cache. So each skill is
+scanned once per run, in as many parallel processes as there are workers.
+
+Results are cached on disk by a fingerprint of the skill's bytes, the tool versions and the
+rules, so an unchanged skill costs nothing on the next run. INCOMPLETE results are not cached.
+"""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from pytest_skilleval import atomic, safefs, tools
+from pytest_skilleval.checks import Check, CheckContext
+from pytest_skilleval.results import CheckResult, Status
+from pytest_skilleval.skill import Skill
+
+#: How long a worker waits for another worker's share before scanning the skill itself.
+SHARE_WAIT_S = 900.0
+
+
+class BatchedCheck(Check):
+    """A check backed by external scanners that are run over many skills at once."""
+
+    tools: ClassVar[tuple[tools.ToolSpec, ...]] = ()
+    #: Bump when the rules or the result mapping change, to invalidate cached results.
+    cache_version: ClassVar[str] = "1"
+
+    @abc.abstractmethod
+    def scan(self, skills: Sequence[Skill], ctx: CheckContext) -> dict[Path, CheckResult]:
+        """Scan every skill, keyed by ``skill.root``. Raise ToolError when evidence is missing."""
+
+    def run(self, skill: Skill, ctx: CheckContext) -> CheckResult:
+        if ctx.batcher is None:
+            return self._scan_now([skill], ctx)[skill.root]
+        return ctx.batcher.result(self, skill, ctx)
+
+    def _scan_now(self, skills: Sequence[Skill], ctx: CheckContext) -> dict[Path, CheckResult]:
+        try:
+            results = self.scan(skills, ctx)
+        except tools.ToolError as exc:
+            return {s.root: CheckResult.incomplete(self.name, str(exc), tier=self.tier,
+                                                    tools={exc.tool.name: "missing" if exc.kind == "missing" else "failed"})
+                    for s in skills}
+        missing = [s for s in skills if s.root not in results]
+        for s in missing:
+            results[s.root] = CheckResult.incomplete(self.name, "scanner returned no result for this skill", tier=self.tier)
+        return results
+
+    def tool_versions(self) -> dict[str, str]:
+        return {t.name: tools.version(t) or "missing" for t in self.tools}
+
+
+def fingerprint(check: BatchedCheck, skill: Skill, ctx: CheckContext) -> str:
+    h = hashlib.sha256()
+    h.update(json.dumps([check.name, check.cache_version, ctx.settings.profile, check.tool_versions()],
+                        sort_keys=True).encode())
+    for entry in skill.inventory.entries:
+        h.update(f"\0{entry.rel}\0{entry.kind.value}\0{entry.link_target or ''}\0".encode())
+        if entry.kind is safefs.EntryKind.FILE and entry.nlink == 1 and entry.size <= skill.limits.max_file_bytes:
+            try:
+                h.update(hashlib.sha256(safefs.read_bytes(skill.root, entry.rel, skill.limits)).digest())
+            except safefs.ReadError:
+                h.update(b"unreadable")
+    return h.hexdigest()
+
+
+class ResultCache:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _path(self, check: str, fp: str) -> Path:
+        return self.root / "results" / check / fp[:2] / f"{fp}.json"
+
+    def get(self, check: str, fp: str) -> CheckResult | None:
+        try:
+            return CheckResult.model_validate_json(self._path(check, fp).read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def put(self, check: str, fp: str, result: CheckResult) -> None:
+        try:
+            atomic.write_atomic(self._path(check, fp), result.model_dump_json())
+        except OSError:
+            pass  # a cache that cannot be written only costs speed
+
+
+class Batcher:
+    """Per-process coordinator; see the module docstring for the share protocol."""
+
+    def __init__(self, *, load_skill: Callable[[Path], Skill], cache: ResultCache | None, coord_dir: Path | None,
+                 worker_index: int = 0, worker_count: int = 1) -> None:
+        self.load_skill = load_skill
+        self.cache = cache
+        self.coord_dir = coord_dir
+        self.worker_index = worker_index
+        self.worker_count = max(worker_count, 1)
+        self.targets: dict[str, list[Path]] = {}
+        self._memo: dict[tuple[str, Path], CheckResult] = {}
+        self._fps: dict[tuple[str, Path], str] = {}
+        self.scanned = 0  # skills actually handed to a scanner in this process
+
+    def set_targets(self, check: str, roots: Sequence[Path]) -> None:
+        self.targets[check] = list(dict.fromkeys(roots))
+
+    def result(self, check: BatchedCheck, skill: Skill, ctx: CheckContext) -> CheckResult:
+        key = (check.name, skill.root)
+        if key in self._memo:
+            return self._memo[key]
+        roots = self.targets.get(check.name) or [skill.root]
+        if skill.root not in roots:
+            roots = [skill.root]
+        if self.worker_count == 1 or self.coord_dir is None or self.cache is None:
+            self._scan(check, roots, ctx)
+        else:
+            shares = [roots[i::self.worker_count] for i in range(self.worker_count)]
+            self._try_share(check, self.worker_index % len(shares), shares, ctx)  # own share first: parallelism
+            wanted = next(i for i, share in enumerate(shares) if skill.root in share)
+            if key not in self._memo and not self._try_share(check, wanted, shares, ctx):
+                self._await_share(check, wanted, shares[wanted], ctx)
+        if key not in self._memo:  # the other worker died or its share lost this skill
+            self._scan(check, [skill.root], ctx)
+        return self._memo[key]
+
+    def _share_file(self, check: str, index: int, suffix: str) -> Path:
+        assert self.coord_dir is not None
+        return self.coord_dir / check / f"share-{index}.{suffix}"
+
+    def _try_share(self, check: BatchedCheck, index: int, shares: list[list[Path]], ctx: CheckContext) -> bool:
+        if not shares[index] or not atomic.create_exclusive(self._share_file(check.name, index, "claim"), str(os.getpid())):
+            return False
+        try:
+            self._scan(check, shares[index], ctx)
+        finally:
+            atomic.write_atomic(self._share_file(check.name, index, "done"), "")
+        return True
+
+    def _await_share(self, check: BatchedCheck, index: int, share: list[Path], ctx: CheckContext) -> None:
+        done = self._share_file(check.name, index, "done")
+        claim = self._share_file(check.name, index, "claim")
+        deadline = time.monotonic() + SHARE_WAIT_S
+        while not done.exists() and time.monotonic() < deadline:
+            if not _claimant_alive(claim):
+                break
+            time.sleep(0.05)
+        for root in share:
+            self._from_cache(check, root, ctx)
+
+    def _fingerprint(self, check: BatchedCheck, root: Path, ctx: CheckContext) -> str:
+        key = (check.name, root)
+        if key not in self._fps:
+            self._fps[key] = fingerprint(check, self.load_skill(root), ctx)
+        return self._fps[key]
+
+    def _from_cache(self, check: BatchedCheck, root: Path, ctx: CheckContext) -> bool:
+        if self.cache is None:
+            return False
+        cached = self.cache.get(check.name, self._fingerprint(check, root, ctx))
+        if cached is not None:
+            self._memo[(check.name, root)] = cached
+        return cached is not None
+
+    def _scan(self, check: BatchedCheck, roots: Sequence[Path], ctx: CheckContext) -> None:
+        todo = [r for r in roots if (check.name, r) not in self._memo and not self._from_cache(check, r, ctx)]
+        if not todo:
+            return
+        skills = [self.load_skill(r) for r in todo]
+        self.scanned += len(skills)
+        for root, result in check._scan_now(skills, ctx).items():
+            self._memo[(check.name, root)] = result
+            if self.cache is not None and result.status is Status.PASSED:
+                self.cache.put(check.name, self._fingerprint(check, root, ctx), result)
+
+
+def _claimant_alive(claim: Path) -> bool:
+    try:
+        pid = int(claim.read_text().strip() or "0")
+    except (OSError, ValueError):
+        return True  # claim being written right now
+    if pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
