@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
-from pytest_skilleval import atomic, safefs, tools
+from pytest_skilleval import atomic, tools
 from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.results import CheckResult, Status
 from pytest_skilleval.skill import Skill
@@ -69,13 +69,7 @@ def fingerprint(check: BatchedCheck, skill: Skill, ctx: CheckContext) -> str:
     h = hashlib.sha256()
     h.update(json.dumps([check.name, check.cache_version, ctx.settings.profile, check.tool_versions()],
                         sort_keys=True).encode())
-    for entry in skill.inventory.entries:
-        h.update(f"\0{entry.rel}\0{entry.kind.value}\0{entry.link_target or ''}\0".encode())
-        if entry.kind is safefs.EntryKind.FILE and entry.nlink == 1 and entry.size <= skill.limits.max_file_bytes:
-            try:
-                h.update(hashlib.sha256(safefs.read_bytes(skill.root, entry.rel, skill.limits)).digest())
-            except safefs.ReadError:
-                h.update(b"unreadable")
+    h.update(skill.content_digest.encode())
     return h.hexdigest()
 
 

@@ -135,5 +135,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     positions = [n for n, i in enumerate(items) if isinstance(i, CheckItem)]
     ordered = sorted(skill_items, key=lambda i: (str(i.path), i.check.tier, i.check.name))
-    for pos, item in zip(positions, ordered):
+    for pos, item in zip(positions, ordered, strict=True):
         items[pos] = item

@@ -7,6 +7,7 @@ that leaves the skill all end up as findings that the ``schema`` and ``files`` c
 from __future__ import annotations
 
 import functools
+import hashlib
 import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -149,6 +150,19 @@ class Skill:
     def exists(self, rel: str) -> bool:
         norm = posixpath.normpath(rel)
         return any(e.rel == norm for e in self.inventory.entries)
+
+    @functools.cached_property
+    def content_digest(self) -> str:
+        """``sha256:`` over every entry's path, kind, link target and bytes: the skill's revision."""
+        h = hashlib.sha256()
+        for entry in self.inventory.entries:
+            h.update(f"\0{entry.rel}\0{entry.kind.value}\0{entry.link_target or ''}\0".encode())
+            if entry.kind is safefs.EntryKind.FILE and entry.nlink == 1 and entry.size <= self.limits.max_file_bytes:
+                try:
+                    h.update(hashlib.sha256(safefs.read_bytes(self.root, entry.rel, self.limits)).digest())
+                except safefs.ReadError:
+                    h.update(b"unreadable")
+        return "sha256:" + h.hexdigest()
 
     def entry(self, rel: str) -> safefs.Entry | None:
         return self.inventory.get(posixpath.normpath(rel))

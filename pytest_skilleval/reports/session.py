@@ -1,6 +1,103 @@
-"""Controller-side aggregation (placeholder, replaced below)."""
+"""Controller-side aggregation and report writing (registered only where reports are written).
+
+Items publish their results on ``report.user_properties``; xdist ships those to the controller
+and replays ``pytest_runtest_logreport`` there, so this object sees every result exactly as a
+plain run would. It writes once, at session end — also after Ctrl-C, then marked incomplete.
+"""
+
 from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
 import pytest
+
+from pytest_skilleval import __version__, atomic
+from pytest_skilleval.collect import RESULT_PROPERTY
+from pytest_skilleval.config import Settings
+from pytest_skilleval.reports import benchmark_md, summary
+from pytest_skilleval.reports.model import CheckRecord, RunReport, build_run, build_skill
+
+TOOL = {"name": "pytest-skilleval", "version": __version__}
+
+
+def card_dir(report_dir: Path, key: str) -> Path:
+    """A skill's folder in the report dir; '..' and absolute parts can never climb out of it."""
+    parts = [p for p in key.replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    return report_dir.joinpath(*(parts or ["skill"]))
+
+
 class ReportSession:
-    def __init__(self, config: pytest.Config, settings: object) -> None:
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.config = config
+        self.settings = settings
+        self.records: dict[str, dict[str, CheckRecord]] = {}
+        self.meta: dict[str, tuple[str, str]] = {}
+        self.run: RunReport | None = None
+        self.written: list[Path] = []
+        self.write_error: str | None = None
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for name, value in report.user_properties:
+            if name != RESULT_PROPERTY:
+                continue
+            envelope = json.loads(value)
+            record = CheckRecord(blocking=envelope["blocking"], result=envelope["result"])
+            self.records.setdefault(envelope["skill"], {})[record.result.check] = record
+            self.meta[envelope["skill"]] = (envelope["skill_name"], envelope["skill_path"])
+
+    def build(self, exitstatus: int) -> RunReport:
+        skills = [build_skill(key, *self.meta[key], list(checks.values())) for key, checks in self.records.items()]
+        complete = exitstatus not in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
+        s = self.settings
+        settings = {"profile": s.profile, "fail_on": s.fail_on.value, "checks": s.checks or "default",
+                    "allow_incomplete": s.allow_incomplete, "min_quality": s.min_quality}
+        return build_run(skills, tool=TOOL, generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                         complete=complete, exit_status=int(exitstatus), settings=settings)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if not self.records:
+            return
+        self.run = self.build(exitstatus)
+        if self.settings.report_dir is None:
+            return
+        try:
+            self.written = write_reports(self.run, self.settings.report_dir)
+        except OSError as exc:  # never lose the test outcome because a report could not be written
+            self.write_error = f"{type(exc).__name__}: {exc}"
+            return
+        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if step_summary:
+            with open(step_summary, "a", encoding="utf-8") as fh:
+                fh.write(summary.github_markdown(self.run))
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if self.run is None:
+            return
+        terminalreporter.write_sep("-", "skilleval summary")
+        for line in summary.terminal_lines(self.run):
+            terminalreporter.write_line(line)
+        if self.write_error:
+            terminalreporter.write_line(f"skilleval: reports NOT written: {self.write_error}", red=True)
+        elif self.written:
+            cards = sum(1 for p in self.written if p.name == "BENCHMARK.md")
+            terminalreporter.write_line(f"skilleval: {cards} BENCHMARK.md card(s) and results.json in {self.settings.report_dir}")
+
+
+def write_reports(run: RunReport, report_dir: Path) -> list[Path]:
+    written = []
+    atomic.ensure_dir(report_dir)
+    seen: set[Path] = set()
+    for sk in run.skills:
+        target = card_dir(report_dir, sk.key)
+        while target in seen:  # two keys that sanitise to one folder must not overwrite each other
+            target = target.with_name(target.name + "_")
+        seen.add(target)
+        written.append(atomic.write_atomic(target / "BENCHMARK.md", benchmark_md.render(sk, run)))
+    written.append(atomic.write_atomic(report_dir / "results.json", run.model_dump_json(indent=2) + "\n"))
+    return written

@@ -22,7 +22,8 @@ class FilesCheck(Check):
                 if problem is not None:
                     findings.append(problem)
         files = skill.inventory.files()
-        return self.result(findings, metrics={"files": len(files), "bytes": sum(e.size for e in files)})
+        return self.result(findings, metrics={"files": len(files), "bytes": sum(e.size for e in files),
+                                                     "digest": skill.content_digest})
 
 
 @pytest.hookimpl
