@@ -3,9 +3,10 @@
 Node ids read ``<skill path>::tier1::<check>``. Collection reads nothing but folder names, so it
 stays cheap on every xdist worker; a skill is loaded once per process, when its first item runs.
 
-A skill folder is untrusted. pytest would import a ``conftest.py`` found in any folder whose hook
-proxy it builds, so every node here builds its hook proxy from the skill's *parent* folder:
-nothing inside a skill is ever imported.
+A skill folder is untrusted. pytest imports the ``conftest.py`` of every folder it collects as a
+``pytest.Directory``, so a skill is collected by a file-system collector that is *not* a Directory
+(pytest never recurses into it), and every node builds its hook proxy from the skill's parent
+folder: nothing inside a skill is ever imported.
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ class _OutsideSkillHooks:
         return self.session.gethookproxy(self.skill_root.parent)
 
 
-class SkillDirectory(_OutsideSkillHooks, pytest.Directory):
-    """One skill; its children are one collector per tier."""
+class SkillDirectory(_OutsideSkillHooks, pytest.File):
+    """One skill folder; its children are one collector per tier. A ``File`` on purpose: see above."""
 
     @property
     def skill_root(self) -> Path:

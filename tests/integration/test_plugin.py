@@ -1,0 +1,256 @@
+"""The plugin as a user drives it: collection, selection, outcomes, JUnit and reports, in and out of xdist."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from conftest import REPO, manifest, write_skill
+
+pytest_plugins = ["pytester"]
+BASIC = "--skilleval-checks=files,schema,version"
+
+CUSTOM_CHECKS = '''
+import pytest
+from pytest_skilleval.checks import Check
+from pytest_skilleval.results import CheckResult, Finding, Severity
+
+class Incomplete(Check):
+    name = "needs-tool"
+    def run(self, skill, ctx):
+        return CheckResult.incomplete(self.name, "faketool: missing; install it with: pip install faketool")
+
+class Advisory(Check):
+    name = "style"
+    blocking = False
+    def run(self, skill, ctx):
+        return self.result([Finding(rule="style.x", severity=Severity.HIGH, file="SKILL.md", line=1, message="ugly")])
+
+class Crashing(Check):
+    name = "crashy"
+    def run(self, skill, ctx):
+        raise RuntimeError("boom in check")
+
+class Medium(Check):
+    name = "medium"
+    def run(self, skill, ctx):
+        return self.result([Finding(rule="medium.x", severity=Severity.MEDIUM, file="SKILL.md", line=2, message="meh")])
+
+@pytest.hookimpl
+def pytest_skilleval_checks(config):
+    return [Incomplete(), Advisory(), Crashing(), Medium()]
+'''
+
+
+def _good(base: Path, rel: str) -> Path:
+    name = Path(rel).name
+    return write_skill(base, rel, {"SKILL.md": manifest(name)}) if "/" not in rel else write_skill(
+        base / Path(rel).parent, name, {"SKILL.md": manifest(name)})
+
+
+def test_collects_nested_skills_with_stable_ids(pytester: pytest.Pytester) -> None:
+    for rel in ("skills/a/alpha-skill", "skills/b/c/beta-skill", "skills/.hidden/gamma-skill", "skills/node_modules/delta-skill"):
+        _good(pytester.path, rel)
+    result = pytester.runpytest("--skills", "skills", BASIC, "--collect-only", "-q")
+    ids = [ln for ln in result.outlines if "::tier1::" in ln]
+    assert ids == [
+        "skills/a/alpha-skill::tier1::files", "skills/a/alpha-skill::tier1::schema", "skills/a/alpha-skill::tier1::version",
+        "skills/b/c/beta-skill::tier1::files", "skills/b/c/beta-skill::tier1::schema", "skills/b/c/beta-skill::tier1::version",
+    ]
+
+
+def test_a_skill_folder_itself_and_plain_path_arguments(pytester: pytest.Pytester) -> None:
+    _good(pytester.path, "skills/alpha-skill")
+    one = pytester.runpytest("--skills=skills/alpha-skill", BASIC, "-q")
+    one.assert_outcomes(passed=3)
+    plain = pytester.runpytest("skills", BASIC, "-q")
+    plain.assert_outcomes(passed=3)
+
+
+def test_ini_paths_and_no_collection_without_an_explicit_path(pytester: pytest.Pytester) -> None:
+    _good(pytester.path, "catalog/alpha-skill")
+    pytester.makeini("[pytest]\nskilleval_paths = catalog\nskilleval_checks = files,schema\n")
+    pytester.runpytest("-q").assert_outcomes(passed=2)
+    pytester.makeini("[pytest]\n")
+    # A skill merely lying in the tree is not collected by a plain `pytest`: only explicit paths are.
+    assert pytester.runpytest("-q").ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+def test_k_m_deselect_and_check_selection(pytester: pytest.Pytester) -> None:
+    _good(pytester.path, "skills/alpha-skill")
+    _good(pytester.path, "skills/beta-skill")
+    pytester.runpytest("--skills=skills", BASIC, "-k", "beta and schema").assert_outcomes(passed=1)
+    pytester.runpytest("--skills=skills", BASIC, "-m", "tier1 and skilleval", "--strict-markers").assert_outcomes(passed=6)
+    pytester.runpytest("--skills=skills", BASIC, "-m", "tier2").assert_outcomes()
+    pytester.runpytest("--skills=skills", BASIC, "--deselect", "skills/alpha-skill::tier1::files").assert_outcomes(passed=5)
+    pytester.runpytest("--skills=skills", "--skilleval-checks=schema").assert_outcomes(passed=2)
+    pytester.runpytest("--skills=skills", "--skilleval-checks=files,schema,version,-version").assert_outcomes(passed=4)
+
+
+def test_unknown_check_name_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    _good(pytester.path, "skills/alpha-skill")
+    result = pytester.runpytest("--skills=skills", "--skilleval-checks=schema,nope")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown check 'nope'*known:*schema*"])
+
+
+def test_failure_shows_findings_with_location_and_no_traceback(pytester: pytest.Pytester) -> None:
+    write_skill(pytester.path / "skills", "bad-skill", {"SKILL.md": "---\nname: bad-skill\nname: other\ndescription: x\n---\n# T\n"})
+    result = pytester.runpytest("--skills=skills", BASIC)
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*schema: FAILED*", "*HIGH*SKILL.md:3 duplicate key 'name'*"])
+    assert "Traceback" not in result.stdout.str()
+    assert "pytest_skilleval" not in result.stdout.str().split("short test summary")[0].split("FAILURES")[-1]
+
+
+def test_skill_code_is_never_imported_or_executed(pytester: pytest.Pytester) -> None:
+    marker = pytester.path / "EXECUTED"
+    payload = f"open({str(marker)!r}, 'w').write('x')\n"
+    write_skill(pytester.path / "skills", "evil-skill", {
+        "SKILL.md": manifest("evil-skill"), "conftest.py": payload, "scripts/test_evil.py": payload,
+        "tests/conftest.py": payload, "tests/test_x.py": payload, "__init__.py": payload,
+    })
+    result = pytester.runpytest_subprocess("--skills=skills", BASIC, "-p", "no:cacheprovider")
+    assert result.ret == 0, result.stdout.str()
+    assert not marker.exists()
+
+
+def test_junit_carries_status_score_and_finding_counts(pytester: pytest.Pytester) -> None:
+    write_skill(pytester.path / "skills", "bad-skill", {"SKILL.md": "---\nname: Bad_Skill\ndescription: x\n---\n# T\n"})
+    pytester.runpytest("--skills=skills", BASIC, "--junitxml=out.xml")
+    cases = {tc.get("name"): tc for tc in ET.parse(pytester.path / "out.xml").iter("testcase")}
+    props = {p.get("name"): p.get("value") for p in cases["schema"].iter("property")}
+    assert props["skilleval.status"] == "FAILED"
+    assert int(props["skilleval.findings.high"]) >= 1
+    assert json.loads(props["skilleval.result"])["result"]["check"] == "schema"
+
+
+def test_incomplete_fails_and_can_be_allowed(pytester: pytest.Pytester) -> None:
+    _good(pytester.path, "skills/alpha-skill")
+    pytester.makeconftest(CUSTOM_CHECKS)
+    failed = pytester.runpytest("--skills=skills", "--skilleval-checks=needs-tool")
+    failed.assert_outcomes(failed=1)
+    failed.stdout.fnmatch_lines(["*needs-tool: INCOMPLETE*faketool: missing*pip install faketool*"])
+    allowed = pytester.runpytest("--skills=skills", "--skilleval-checks=needs-tool", "--skilleval-allow-incomplete", "-rs")
+    allowed.assert_outcomes(skipped=1)
+    allowed.stdout.fnmatch_lines(["*INCOMPLETE (allowed by --skilleval-allow-incomplete)*"])
+
+
+def test_advisory_failure_is_visible_but_does_not_fail(pytester: pytest.Pytester) -> None:
+    _good(pytester.path, "skills/alpha-skill")
+    pytester.makeconftest(CUSTOM_CHECKS)
+    result = pytester.runpytest("--skills=skills", "--skilleval-checks=style", "-v", "--skilleval-report-dir=rep")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*::tier1::style ADVISORY*"])
+    data = json.loads((pytester.path / "rep/results.json").read_text())
+    check = data["skills"][0]["checks"][0]
+    assert check["result"]["status"] == "FAILED" and check["blocking"] is False
+    assert data["skills"][0]["tiers"]["1"]["status"] == "PASSED WITH OBSERVATIONS"
+
+
+def test_crashing_check_is_an_error_with_its_traceback(pytester: pytest.Pytester) -> None:
+    _good(pytester.path, "skills/alpha-skill")
+    pytester.makeconftest(CUSTOM_CHECKS)
+    result = pytester.runpytest("--skills=skills", "--skilleval-checks=crashy")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*crashy: ERROR*RuntimeError: boom in check*", "*Traceback*"])
+
+
+def test_fail_on_threshold(pytester: pytest.Pytester) -> None:
+    _good(pytester.path, "skills/alpha-skill")
+    pytester.makeconftest(CUSTOM_CHECKS)
+    pytester.runpytest("--skills=skills", "--skilleval-checks=medium").assert_outcomes(passed=1)
+    pytester.runpytest("--skills=skills", "--skilleval-checks=medium", "--skilleval-fail-on=medium").assert_outcomes(failed=1)
+    bad = pytester.runpytest("--skills=skills", "--skilleval-fail-on=severe")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_third_party_check_clash_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    _good(pytester.path, "skills/alpha-skill")
+    pytester.makeconftest(
+        "import pytest\nfrom pytest_skilleval.checks import Check\n"
+        "class Mine(Check):\n    name = 'schema'\n    def run(self, skill, ctx): return self.result()\n"
+        "@pytest.hookimpl\ndef pytest_skilleval_checks(config): return [Mine()]\n")
+    result = pytester.runpytest("--skills=skills")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*two plugins provide a check named 'schema'*"])
+
+
+def _copy_examples(pytester: pytest.Pytester) -> None:
+    shutil.copytree(REPO / "example_skills", pytester.path / "skills")
+    write_skill(pytester.path / "skills", "broken-skill", {
+        "SKILL.md": "---\nname: Broken\ndescription: Use when: things\n---\nno heading\n"})
+
+
+def _normalized(report_dir: Path) -> tuple[dict, dict[str, str]]:
+    data = json.loads((report_dir / "results.json").read_text())
+    data.pop("generated_at")
+    for sk in data["skills"]:
+        for rec in sk["checks"]:
+            rec["result"]["duration_s"] = None
+    cards = {}
+    for card in sorted(report_dir.rglob("BENCHMARK.md")):
+        text = "\n".join(ln for ln in card.read_text().splitlines() if not ln.startswith("- Evaluation date:"))
+        cards[card.relative_to(report_dir).as_posix()] = text
+    return data, cards
+
+
+def test_reports_are_identical_with_and_without_xdist(pytester: pytest.Pytester) -> None:
+    """All default checks, scanners included: batching across workers must not change any result."""
+    _copy_examples(pytester)
+    serial = pytester.runpytest_subprocess("--skills=skills", "-n", "0", "--skilleval-report-dir=rep0", "-p", "no:cacheprovider")
+    parallel = pytester.runpytest_subprocess("--skills=skills", "-n", "4", "--skilleval-report-dir=rep4", "-p", "no:cacheprovider",
+                                             "--skilleval-cache-dir=")
+    assert serial.ret == parallel.ret == pytest.ExitCode.TESTS_FAILED  # the broken skill fails
+    data0, cards0 = _normalized(pytester.path / "rep0")
+    data4, cards4 = _normalized(pytester.path / "rep4")
+    assert data0["skill_count"] == 4 and len(cards0) == 4
+    assert data0 == data4
+    assert cards0 == cards4
+
+
+def test_reports_cards_json_and_github_summary(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    _copy_examples(pytester)
+    summary = pytester.path / "step-summary.md"
+    summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    result = pytester.runpytest("--skills=skills", BASIC, "--skilleval-report-dir=rep")
+    result.stdout.fnmatch_lines(["*skilleval summary*", "*broken-skill*FAIL*", "*4 skill(s): 3 pass, 1 fail*"])
+    data = json.loads((pytester.path / "rep/results.json").read_text())
+    assert data["schema_version"] == "1.0" and data["complete"] is True and data["overall_status"] == "failed"
+    card = (pytester.path / "rep/broken-skill/BENCHMARK.md").read_text()
+    assert card.startswith("# Skill Benchmark: broken-skill")
+    assert "❌ **Overall verdict: FAIL — Publication blocked**" in card
+    assert "## Blocking Findings" in card and "SKILL.md:3" in card
+    good = (pytester.path / "rep/csv-summary/BENCHMARK.md").read_text()
+    assert "Not yet recommended for publication" in good and "Recommended for publication**" not in good
+    assert "| Tier 2 |" in good and "NOT RUN" in good
+    text = summary.read_text()
+    assert text.startswith("earlier step\n") and "## pytest-skilleval" in text and "broken-skill" in text
+
+
+def test_interrupted_run_leaves_a_valid_partial_report(pytester: pytest.Pytester) -> None:
+    _copy_examples(pytester)
+    pytester.makeconftest("seen = []\ndef pytest_runtest_teardown(item):\n    seen.append(item)\n"
+                          "    if len(seen) == 4:\n        raise KeyboardInterrupt\n")
+    result = pytester.runpytest_subprocess("--skills=skills", BASIC, "--skilleval-report-dir=rep", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    data = json.loads((pytester.path / "rep/results.json").read_text())
+    assert data["complete"] is False
+    assert 1 <= sum(len(s["checks"]) for s in data["skills"]) <= 4
+    card = next((pytester.path / "rep").rglob("BENCHMARK.md")).read_text()
+    assert "This run was interrupted" in card
+
+
+def test_report_dir_through_a_symlink_is_refused(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    _good(pytester.path, "skills/alpha-skill")
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (pytester.path / "rep").symlink_to(target)
+    result = pytester.runpytest("--skills=skills", BASIC, "--skilleval-report-dir=rep")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["*reports NOT written*symbolic link*"])
+    assert list(target.iterdir()) == []
