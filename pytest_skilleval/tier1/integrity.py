@@ -1,0 +1,225 @@
+"""``integrity``: everything the skill points at is really in the skill.
+
+Checked: relative links and images (Markdown and HTML ``src``/``href``) in SKILL.md and every
+other Markdown file, resolved against the linking file's folder as a renderer would; and the
+skill's own files named in code (``python scripts/x.py``, ``references/api.md``) in fences and
+code spans. Code is where an agent copies commands from, so a missing script there fails a run.
+
+Only paths that clearly mean the skill are checked in code: those under the spec's ``scripts/``,
+``references/`` and ``assets/`` folders or under a skill-root variable (``${CLAUDE_SKILL_DIR}/``,
+``{baseDir}/``). ``python app.py`` or ``src/main.py`` name the user's project, and placeholders
+(``<name>``, ``{x}``, globs, ``...``) name nothing yet; both are left alone. A missing file under
+``scripts/`` or ``assets/`` when the skill ships no such folder at all is MEDIUM, not HIGH: that
+is as often the user's repository (``python scripts/train.py``) as a folder left out. Links
+leaving the skill are MEDIUM; ``BENCHMARK.md`` and ``skill-card.md`` (catalog reports about the
+skill, written against the catalog repository) are not checked, as in SkillEvaluator.
+
+Test files inside the skill are counted from the inventory (names only): nothing of the skill is
+imported or run, so ``tests_executed`` is always 0. ``requirements*.txt`` lines without an exact
+pin are LOW: the skill then runs against whatever version is newest that day.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+import pytest
+from markdown_it.token import Token
+
+from pytest_skilleval.checks import Check, CheckContext
+from pytest_skilleval.results import CheckResult, Finding, Severity
+from pytest_skilleval.skill import Skill, markdown_links, parse_markdown
+
+MARKDOWN = frozenset({".md", ".markdown", ".mdc"})
+RESOURCE_DIRS = ("scripts", "references", "assets")
+#: ``scheme:`` of a URL; two letters at least, so ``C:\x`` stays a (Windows) path.
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
+_HTML_REF = re.compile(r"""\b(?:src|href)\s*=\s*["']([^"']+)["']""", re.IGNORECASE)
+_SKILL_VAR = r"(?:\$\{?(?:[A-Z]+_)?SKILL_(?:DIR|ROOT|PATH|HOME)\}?|\{baseDir\}|\$\{?CLAUDE_PLUGIN_ROOT\}?)"
+_SKILL_VAR_PREFIX = re.compile(_SKILL_VAR + r"[/\\]")
+#: A path token in code that names the skill's own files; the lookbehind keeps out URLs
+#: (``https://x/scripts/a``), other folders' subpaths (``src/scripts/a``) and home/abs paths.
+_CODE_PATH = re.compile(
+    rf"(?:(?<![\w/\\.~$@:%-])(?:\./)?(?=(?:{'|'.join(RESOURCE_DIRS)})[/\\])|{_SKILL_VAR}[/\\])([^\s'\"`()|;,=]+)")
+_PLACEHOLDER = re.compile(r"[<>{}*?\[\]$%…]|\.\.\.|\bX{3,}\b|\b(?:your|my)[-_]|\b(?:file-?name|foo|bar|baz)\b|^[A-Z0-9]+_[A-Z0-9_]+$")
+#: A file name with an extension: extensionless code mentions are mostly folders of the user's
+#: project ("scripts under `scripts/azd`"), which the skill cannot be expected to ship.
+_FILE_NAME = re.compile(r"[^/]\.[A-Za-z0-9]{1,8}$")
+_LINE_SUFFIX = re.compile(r":\d+(?:[-:]\d+)?$")  # "references/x.md:30" cites a line of the file
+#: Catalog reports about the skill, not read by the agent; SkillEvaluator skips them too.
+REPORT_FILES = frozenset({"benchmark.md", "skill-card.md"})
+_TRAILING = ".,:;!"
+TEST_NAME = re.compile(r"^(?:test_.*\.py|.*_test\.py|.*\.(?:test|spec)\.[cm]?[jt]sx?)$")
+CODE_SUFFIXES = frozenset({".py", ".sh", ".bash", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".rb", ".go", ".ps1", ".r"})
+_REQUIREMENTS = re.compile(r"^requirements[\w.-]*\.txt$")
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A reference to a file of the skill, as found in one Markdown file."""
+
+    target: str
+    file: str
+    line: int
+    code: bool  # found in a code span or fence rather than in a link
+
+
+class IntegrityCheck(Check):
+    name = "integrity"
+    description = "links and referenced scripts exist inside the skill; tests counted, never run; pinned requirements"
+
+    def run(self, skill: Skill, ctx: CheckContext) -> CheckResult:
+        findings: list[Finding] = []
+        refs = list(self._refs(skill))
+        # one finding per file and target: a link repeated on 30 lines is one fix, not 30
+        lines: dict[tuple[str, str, bool], list[int]] = {}
+        for ref in refs:
+            lines.setdefault((ref.file, ref.target, ref.code), []).append(ref.line)
+        for (file, target, code), where in lines.items():
+            more = sorted(set(where))[1:]
+            for f in _check_ref(skill, Ref(target, file, min(where), code)):
+                extra = f" (also line{'s' if len(more) > 1 else ''} {', '.join(map(str, more[:10]))})" if more else ""
+                findings.append(f.model_copy(update={"message": f.message + extra}))
+        findings += _requirements(skill)
+        tests = sorted(e.rel for e in skill.files() if _is_test(e.rel))
+        return self.result(findings, metrics={
+            "links_checked": sum(not r.code for r in refs), "code_refs_checked": sum(r.code for r in refs),
+            "tests_found": len(tests), "tests_executed": 0, "test_files": tests[:20]})
+
+    def _refs(self, skill: Skill) -> Iterator[Ref]:
+        documents: list[tuple[str, list[Token]]] = []
+        if skill.manifest and skill.manifest_text is not None:
+            documents.append((skill.manifest, skill.body_tokens))
+        for rel, text in skill.text_files(MARKDOWN):
+            if rel != skill.manifest and rel.lower() not in REPORT_FILES:
+                documents.append((rel, parse_markdown(text)))
+        for rel, tokens in documents:
+            for link in markdown_links(tokens):
+                yield Ref(link.target, rel, link.line, code=False)
+            yield from _html_refs(rel, tokens)
+            yield from _code_refs(rel, tokens)
+
+
+def _html_refs(rel: str, tokens: list[Token]) -> Iterator[Ref]:
+    """``<img src>``/``<a href>`` in raw HTML: markdown-it leaves them as text, renderers do not."""
+    for tok in tokens:
+        if tok.type == "html_block" and tok.map:
+            for offset, text in enumerate(tok.content.splitlines()):
+                for m in _HTML_REF.finditer(text):
+                    yield Ref(m.group(1), rel, tok.map[0] + 1 + offset, code=False)
+        elif tok.type == "inline" and tok.children:
+            line = (tok.map[0] + 1) if tok.map else 0
+            for child in tok.children:
+                line += child.type in ("softbreak", "hardbreak")
+                if child.type == "html_inline":
+                    for m in _HTML_REF.finditer(child.content):
+                        yield Ref(m.group(1), rel, line, code=False)
+
+
+def _code_refs(rel: str, tokens: list[Token]) -> Iterator[Ref]:
+    for tok in tokens:
+        if tok.type in ("fence", "code_block") and tok.map:
+            first = tok.map[0] + (2 if tok.type == "fence" else 1)
+            for offset, text in enumerate(tok.content.splitlines()):
+                for path in _code_paths(text):
+                    yield Ref(path, rel, first + offset, code=True)
+        elif tok.type == "inline" and tok.children:
+            line = (tok.map[0] + 1) if tok.map else 0
+            for child in tok.children:
+                line += child.type in ("softbreak", "hardbreak")
+                if child.type == "code_inline":
+                    for path in _code_paths(child.content):
+                        yield Ref(path, rel, line, code=True)
+
+
+def _code_paths(text: str) -> Iterator[str]:
+    for m in _CODE_PATH.finditer(text):
+        path = _LINE_SUFFIX.sub("", m.group(1).rstrip(_TRAILING))
+        if _FILE_NAME.search(path) and not _PLACEHOLDER.search(path) and "://" not in path:
+            yield m.group(0)[: m.start(1) - m.start(0)] + path  # keeps a skill-root variable in front
+
+
+def _check_ref(skill: Skill, ref: Ref) -> list[Finding]:
+    target = ref.target.strip().strip("<>")
+    if not target or target.startswith(("#", "//")) or _SCHEME.match(target):
+        return []  # same-page anchors and URLs are not files of the skill
+    target = unquote(re.split(r"[#?]", target, maxsplit=1)[0])
+    anchored = _SKILL_VAR_PREFIX.match(target) if ref.code else None
+    target = target[anchored.end():] if anchored else target
+    out: list[Finding] = []
+    if "\\" in target and not ref.code:
+        out.append(Finding(rule="integrity.backslash-path", severity=Severity.LOW, file=ref.file, line=ref.line,
+                           message=f"link {ref.target} uses Windows backslashes; it breaks on Linux and macOS",
+                           suggestion=f"write {target.replace(chr(92), '/')}"))
+    target = target.replace("\\", "/")
+    if not target or (ref.code is False and _PLACEHOLDER.search(target.rstrip("/"))):
+        return out
+    what = "command" if ref.code else "link"
+    if target.startswith(("/", "~")) or re.match(r"^[A-Za-z]:/", target):
+        return out + [_outside(ref, f"{what} {ref.target} is an absolute path, outside the skill")]
+    if ref.code:  # a command runs from the skill root; a nested README may mean its own folder
+        candidates = [posixpath.normpath(target), posixpath.normpath(posixpath.join(posixpath.dirname(ref.file), target))]
+    else:  # a link resolves from its file's folder, as renderers do
+        candidates = [posixpath.normpath(posixpath.join(posixpath.dirname(ref.file), target))]
+    resolved = candidates[0]
+    if resolved == ".." or resolved.startswith("../"):
+        shown = f" ({resolved})" if resolved != target else ""
+        return out + [_outside(ref, f"{what} {ref.target} leaves the skill folder{shown}")]
+    if resolved == "." or any(skill.exists(c) for c in candidates) or skill.inventory.truncated:
+        return out  # a truncated inventory cannot prove absence; ``files`` reports the truncation
+    near = [e.rel for e in skill.inventory.entries if e.rel.lower() == resolved.lower()]
+    hint = f"the skill has {near[0]}, which differs in case" if near else f"add {resolved} or fix the reference"
+    if not ref.code:
+        return out + [_missing("integrity.missing-file", Severity.HIGH, ref, f"links to {resolved}", hint)]
+    top = resolved.split("/", 1)[0]
+    if top in ("scripts", "assets") and not skill.exists(top) and not anchored:
+        # No such folder at all: as likely the user's project ("python scripts/train.py") as a
+        # folder the author forgot to ship, so it is reported, but below the default gate.
+        return out + [_missing("integrity.missing-script", Severity.MEDIUM, ref, f"code refers to {resolved}",
+                               f"ship {top}/ with the skill, or say that {resolved} is in the user's project")]
+    return out + [_missing("integrity.missing-script", Severity.HIGH, ref, f"code refers to {resolved}", hint)]
+
+
+def _missing(rule: str, severity: Severity, ref: Ref, what: str, hint: str) -> Finding:
+    return Finding(rule=rule, severity=severity, file=ref.file, line=ref.line, message=f"{what}, which is not in the skill",
+                   suggestion=hint, evidence=ref.target[:120])
+
+
+def _outside(ref: Ref, message: str) -> Finding:
+    return Finding(rule="integrity.link-outside", severity=Severity.MEDIUM, file=ref.file, line=ref.line,
+                   message=message + "; it will not be there when the skill is installed elsewhere",
+                   suggestion="copy what it points to into the skill, or link a URL", evidence=ref.target[:120])
+
+
+def _is_test(rel: str) -> bool:
+    parts = rel.split("/")
+    if TEST_NAME.match(parts[-1]):
+        return True
+    return any(p in ("tests", "test") for p in parts[:-1]) and posixpath.splitext(rel)[1].lower() in CODE_SUFFIXES
+
+
+def _requirements(skill: Skill) -> list[Finding]:
+    out = []
+    for entry in skill.files():
+        if not _REQUIREMENTS.match(entry.name):
+            continue
+        text = skill.text(entry.rel)
+        for n, raw in enumerate((text or "").splitlines(), start=1):
+            spec = raw.split(" #", 1)[0].split(";", 1)[0].strip().rstrip("\\").strip()
+            if not spec or spec.startswith(("#", "-")) or "://" in spec or "@" in spec:
+                continue  # comments, pip options (-r, -e, --hash) and direct URL references
+            if "==" not in spec or "*" in spec:  # "==1.*" still floats
+                package = re.split(r"[<>=~!\[ ]", spec, maxsplit=1)[0]
+                out.append(Finding(rule="integrity.unpinned-requirement", severity=Severity.LOW, file=entry.rel, line=n,
+                                   message=f"requirement {spec!r} is not pinned to one version",
+                                   suggestion=f"pin it, e.g. {package}==<tested version>"))
+    return out
+
+
+@pytest.hookimpl
+def pytest_skilleval_checks(config: pytest.Config) -> list[Check]:
+    return [IntegrityCheck()]

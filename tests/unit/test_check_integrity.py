@@ -1,0 +1,189 @@
+"""The ``integrity`` check: links and referenced files exist inside the skill; tests are counted,
+never imported or run; requirements are pinned."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import manifest, rules, run_check, write_skill
+
+from pytest_skilleval.results import CheckResult, Finding, Severity
+from pytest_skilleval.skill import Skill
+from pytest_skilleval.tier1 import integrity
+from pytest_skilleval.tier1.integrity import IntegrityCheck
+
+MakeSkill = Callable[..., Skill]
+CHECK = IntegrityCheck()
+BODY_LINE = 5  # manifest() puts the first body line of SKILL.md on line 5
+
+
+def body(*lines: str) -> str:
+    return manifest(body="\n".join(lines) + "\n")
+
+
+def only(result: CheckResult, rule: str) -> Finding:
+    hits = [f for f in result.findings if f.rule == rule]
+    assert len(hits) == 1, result.findings
+    return hits[0]
+
+
+def test_registered_through_the_hook() -> None:
+    assert [c.name for c in integrity.pytest_skilleval_checks(config=None)] == ["integrity"]  # type: ignore[arg-type]
+
+
+def test_missing_link_target_is_high_with_file_and_line(make_skill: MakeSkill) -> None:
+    result = run_check(CHECK, make_skill({"SKILL.md": body("# Demo", "", "Read [the guide](references/guide.md).")}))
+    f = only(result, "integrity.missing-file")
+    assert (f.severity, f.file, f.line) == (Severity.HIGH, "SKILL.md", BODY_LINE + 2)
+    assert "references/guide.md" in f.message
+
+
+def test_missing_image_is_high(make_skill: MakeSkill) -> None:
+    f = only(run_check(CHECK, make_skill({"SKILL.md": body("![diagram](assets/flow.png)")})), "integrity.missing-file")
+    assert (f.file, f.line) == ("SKILL.md", BODY_LINE)
+
+
+def test_missing_html_image_is_high(make_skill: MakeSkill) -> None:
+    f = only(run_check(CHECK, make_skill({"SKILL.md": body("<p>", '<img src="assets/logo.svg">', "</p>")})),
+             "integrity.missing-file")
+    assert (f.file, f.line) == ("SKILL.md", BODY_LINE + 1)
+
+
+def test_links_that_are_not_missing_files_pass(make_skill: MakeSkill) -> None:
+    text = body(
+        "See [setup](#setup), [docs](https://example.com/references/none.md), [mail](mailto:a@example.com),",
+        "[proto](//cdn.example.com/x.js), [guide](references/my%20guide.md#usage), [q](references/api.md?plain=1),",
+        "[dir](references/), ![ok](assets/logo.png), [<placeholder>](references/<name>.md), [root](./SKILL.md)",
+        "",
+        "```markdown",
+        "[in a fence](nowhere.md)",
+        "```",
+        "",
+        "Inline `[in code](nowhere.md)` is not a link either.",
+        "",
+        "## Setup",
+    )
+    files = {"SKILL.md": text, "references/my guide.md": "# Guide\n", "references/api.md": "# API\n", "assets/logo.png": b"\x89PNG"}
+    result = run_check(CHECK, make_skill(files))
+    assert result.findings == [], result.findings
+    assert result.metrics["links_checked"] == 10
+
+
+def test_link_in_another_markdown_file_resolves_from_that_file(make_skill: MakeSkill) -> None:
+    files = {"SKILL.md": body("[api](references/api.md)"),
+             "references/api.md": "# API\n\nBack to [the skill](../SKILL.md); see [errors](errors.md).\n"}
+    f = only(run_check(CHECK, make_skill(files)), "integrity.missing-file")
+    assert (f.file, f.line) == ("references/api.md", 3) and "references/errors.md" in f.message
+
+
+def test_link_leaving_the_skill_is_medium(make_skill: MakeSkill) -> None:
+    files = {"SKILL.md": body("Also see [the sibling](../other-skill/SKILL.md)."),
+             "references/deep.md": "# Deep\n\n[up two](../../x.md)\n"}
+    result = run_check(CHECK, make_skill(files))
+    hits = sorted((f.file, f.line, f.severity) for f in result.findings if f.rule == "integrity.link-outside")
+    assert hits == [("SKILL.md", BODY_LINE, Severity.MEDIUM), ("references/deep.md", 3, Severity.MEDIUM)]
+    assert "integrity.missing-file" not in rules(result)
+
+
+def test_absolute_link_is_outside(make_skill: MakeSkill) -> None:
+    f = only(run_check(CHECK, make_skill({"SKILL.md": body("[etc](/etc/passwd)")})), "integrity.link-outside")
+    assert "absolute" in f.message
+
+
+def test_repeated_link_is_one_finding_listing_the_other_lines(make_skill: MakeSkill) -> None:
+    text = body("[a](../x/SKILL.md)", "", "[b](../x/SKILL.md)", "", "[c](../x/SKILL.md)")
+    f = only(run_check(CHECK, make_skill({"SKILL.md": text})), "integrity.link-outside")
+    assert f.line == BODY_LINE and f"also lines {BODY_LINE + 2}, {BODY_LINE + 4}" in f.message
+
+
+def test_windows_backslash_link_is_low_and_still_resolved(make_skill: MakeSkill) -> None:
+    result = run_check(CHECK, make_skill({"SKILL.md": body("[api](references\\api.md)"), "references/api.md": "# API\n"}))
+    f = only(result, "integrity.backslash-path")
+    assert (f.severity, f.line) == (Severity.LOW, BODY_LINE)
+    assert rules(result) == {"integrity.backslash-path"}
+
+
+def test_missing_script_in_a_fence_is_high_when_the_folder_ships(make_skill: MakeSkill) -> None:
+    text = body("Run:", "", "```bash", "cd \"$SKILL_DIR\"", "python scripts/convert.py --in data.csv", "```")
+    files = {"SKILL.md": text, "scripts/other.py": "print('x')\n"}
+    f = only(run_check(CHECK, make_skill(files)), "integrity.missing-script")
+    assert (f.severity, f.file, f.line) == (Severity.HIGH, "SKILL.md", BODY_LINE + 4)
+
+
+def test_missing_script_without_its_folder_is_medium(make_skill: MakeSkill) -> None:
+    text = body("```bash", "bash scripts/setup.sh", "```")
+    f = only(run_check(CHECK, make_skill({"SKILL.md": text})), "integrity.missing-script")
+    assert (f.severity, f.line) == (Severity.MEDIUM, BODY_LINE + 1)
+
+
+@pytest.mark.parametrize("code", ["`references/api.md`", "`${CLAUDE_SKILL_DIR}/scripts/run.py`", "`{baseDir}/assets/t.json`",
+                                  "`references/x.md:12`"])
+def test_missing_file_named_in_inline_code_is_high(make_skill: MakeSkill, code: str) -> None:
+    f = only(run_check(CHECK, make_skill({"SKILL.md": body("Intro line.", f"Open {code} first.")})), "integrity.missing-script")
+    assert (f.severity, f.line) == (Severity.HIGH, BODY_LINE + 1)
+
+
+def test_code_paths_that_do_not_name_a_skill_file_pass(make_skill: MakeSkill) -> None:
+    text = body(
+        "```bash",
+        "python scripts/<name>.py",
+        "python scripts/*.py",
+        "ls scripts/",
+        "python app.py && python src/scripts/build.py",
+        "cat /usr/share/scripts/x.sh ~/scripts/y.sh $HOME/scripts/z.sh",
+        "curl -O https://example.com/scripts/install.sh",
+        "python scripts/{tool}.py references/your-notes.md assets/...",
+        "```",
+        "Existing: `scripts/ok.py`, `references/api.md#usage`, and `assets/data.csv`.",
+    )
+    files = {"SKILL.md": text, "scripts/ok.py": "print(1)\n", "references/api.md": "# API\n", "assets/data.csv": "a\n"}
+    result = run_check(CHECK, make_skill(files))
+    assert [f for f in result.findings if f.rule == "integrity.missing-script"] == []
+
+
+def test_nested_readme_may_name_scripts_of_its_own_folder(make_skill: MakeSkill) -> None:
+    files = {"SKILL.md": body("[tool](references/tool/README.md)"),
+             "references/tool/README.md": "# Tool\n\n```bash\npython scripts/run.py\n```\n",
+             "references/tool/scripts/run.py": "print(1)\n"}
+    assert run_check(CHECK, make_skill(files)).findings == []
+
+
+def test_catalog_report_files_are_not_checked(make_skill: MakeSkill) -> None:
+    files = {"SKILL.md": body("# Demo"), "BENCHMARK.md": "See [card](docs/card.md)\n", "skill-card.md": "[x](nope.md)\n"}
+    assert run_check(CHECK, make_skill(files)).findings == []
+
+
+def test_unpinned_requirement_lines_are_low(make_skill: MakeSkill) -> None:
+    req = "# deps\nrequests>=2.31\nflask==3.0.3\n-r base.txt\nnumpy==1.*\ngit+https://example.com/x.git\nrich ; python_version>'3'\n"
+    result = run_check(CHECK, make_skill({"SKILL.md": body("# Demo"), "scripts/requirements-dev.txt": req}))
+    hits = sorted((f.file, f.line, f.severity) for f in result.findings if f.rule == "integrity.unpinned-requirement")
+    assert hits == [("scripts/requirements-dev.txt", n, Severity.LOW) for n in (2, 5, 7)]
+
+
+MARKER_CODE = "import pathlib\npathlib.Path({marker!r}).write_text('ran')\n"
+
+
+def _skill_with_booby_trapped_tests(base: Path, marker: Path) -> Path:
+    code = MARKER_CODE.format(marker=str(marker))
+    return write_skill(base, "tested-skill", {
+        "SKILL.md": manifest("tested-skill"), "conftest.py": code, "tests/test_boom.py": code + "def test_x():\n    pass\n",
+        "tests/helpers.py": code, "scripts/convert_test.py": code, "scripts/convert.py": code, "web/app.spec.ts": "x\n"})
+
+
+def test_tests_are_counted_but_never_imported_or_run(tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    root = _skill_with_booby_trapped_tests(tmp_path / "skills", marker)
+    result = run_check(CHECK, Skill(root=root, key="tested-skill"))
+    assert result.metrics["tests_found"] == 4 and result.metrics["tests_executed"] == 0
+    assert result.metrics["test_files"] == ["scripts/convert_test.py", "tests/helpers.py", "tests/test_boom.py", "web/app.spec.ts"]
+    assert not marker.exists()
+
+
+def test_a_pytest_run_over_the_skill_never_imports_its_tests(pytester: pytest.Pytester) -> None:
+    marker = pytester.path / "marker"
+    _skill_with_booby_trapped_tests(pytester.path / "skills", marker)
+    result = pytester.runpytest("--skills", "skills", "--skilleval-checks=integrity", "--skilleval-report-dir=", "-q")
+    result.assert_outcomes(passed=1)
+    assert not marker.exists()
