@@ -1,0 +1,1 @@
+"""Model providers: chat (judges, classifiers) and embeddings, behind two small interfaces."""
