@@ -147,9 +147,12 @@ class Skill:
             if content is not None:
                 yield e.rel, content
 
+    @functools.cached_property
+    def _entry_index(self) -> dict[str, safefs.Entry]:
+        return {e.rel: e for e in self.inventory.entries}
+
     def exists(self, rel: str) -> bool:
-        norm = posixpath.normpath(rel)
-        return any(e.rel == norm for e in self.inventory.entries)
+        return posixpath.normpath(rel) in self._entry_index
 
     @functools.cached_property
     def content_digest(self) -> str:
@@ -165,7 +168,7 @@ class Skill:
         return "sha256:" + h.hexdigest()
 
     def entry(self, rel: str) -> safefs.Entry | None:
-        return self.inventory.get(posixpath.normpath(rel))
+        return self._entry_index.get(posixpath.normpath(rel))
 
     # -- markdown ---------------------------------------------------------------------------------
     @functools.cached_property

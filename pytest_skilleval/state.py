@@ -58,7 +58,9 @@ class RunState:
         rootpath = self.config.rootpath
         if rootpath in root.parents:
             return root.relative_to(rootpath).as_posix()
-        return os.path.relpath(root, self.config.invocation_params.dir).replace(os.sep, "/").lstrip("./") or root.name
+        rel = os.path.relpath(root, self.config.invocation_params.dir).replace(os.sep, "/")
+        # '..' parts would name folders outside the report dir; the report writer drops them too.
+        return "/".join(p for p in rel.split("/") if p not in ("", ".", "..")) or root.name
 
     def skill_key(self, root: Path) -> str:
         return self._keys.get(root) or self._key_for(root, "")
