@@ -30,6 +30,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_addoption(parser: pytest.Parser) -> None:
     config_mod.add_options(parser)
     importlib.import_module("pytest_skilleval.providers.options").add_options(parser)
+    importlib.import_module("pytest_skilleval.gateway.options").add_options(parser)
 
 
 def _builtin_check_modules() -> list[str]:
@@ -57,6 +58,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     config.stash[state.RUN_STATE] = run
     config.pluginmanager.register(importlib.import_module("pytest_skilleval.providers.fixtures"), "skilleval-providers")
+    config.pluginmanager.register(importlib.import_module("pytest_skilleval.gateway.fixtures"), "skilleval-gateway")
     _route_skill_paths(config, settings.skill_paths)
     if not hasattr(config, "workerinput"):  # only the controller (or a plain run) writes reports
         config.pluginmanager.register(ReportSession(config, settings), "skilleval-reports")

@@ -1,0 +1,47 @@
+"""Gateway fixtures, registered as a plugin by ``pytest_skilleval.plugin`` at configure time.
+
+- ``skilleval_gateway_config`` (session): the :class:`GatewayConfig` from options/ini/env.
+- ``skilleval_gateway`` (session, so one per xdist worker): a started :class:`Gateway`.
+- ``skilleval_gateway_trial`` (function): opens trials named after the test; closes (revokes)
+  them at teardown.
+
+Override any of them in ``conftest.py`` with a fixture of the same name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from pytest_skilleval.gateway.config import GatewayConfig
+from pytest_skilleval.gateway.options import config_from_pytest
+from pytest_skilleval.gateway.server import Gateway
+from pytest_skilleval.gateway.trial import Trial
+
+
+@pytest.fixture(scope="session")
+def skilleval_gateway_config(pytestconfig: pytest.Config) -> GatewayConfig:
+    return config_from_pytest(pytestconfig)
+
+
+@pytest.fixture(scope="session")
+def skilleval_gateway(skilleval_gateway_config: GatewayConfig) -> Iterator[Gateway]:
+    with Gateway(skilleval_gateway_config) as gateway:
+        yield gateway
+
+
+@pytest.fixture
+def skilleval_gateway_trial(skilleval_gateway: Gateway, request: pytest.FixtureRequest) -> Iterator[Callable[..., Trial]]:
+    """``open(script=..., name=None, **kw)`` → a live trial (default name: the test's node id)."""
+    opened: list[Trial] = []
+
+    def open_trial(name: str | None = None, **kwargs: Any) -> Trial:
+        trial = skilleval_gateway.open_trial(name or request.node.nodeid, **kwargs)
+        opened.append(trial)
+        return trial
+
+    yield open_trial
+    for trial in opened:
+        skilleval_gateway.close_trial(trial)
