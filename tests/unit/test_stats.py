@@ -1,0 +1,185 @@
+"""Tier 3 statistics: pass@k against hand values and brute-force enumeration, reruns, lift CIs, bands."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+import pytest
+
+from pytest_skilleval.tier3 import stats
+from pytest_skilleval.tier3.stats import Band
+
+
+# -- pass@k and pass^k ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(("n", "c", "k", "expected"), [
+    (10, 3, 1, 0.3),  # k=1 is the plain pass rate
+    (10, 3, 5, 1 - 21 / 252),  # 1 - C(7,5)/C(10,5)
+    (5, 0, 2, 0.0),
+    (5, 5, 5, 1.0),
+    (4, 3, 2, 1.0),  # only one failure: every pair holds a pass
+    (3, 1, 2, 2 / 3),  # pairs {p,f1},{p,f2},{f1,f2}
+])
+def test_pass_at_k_hand_values(n: int, c: int, k: int, expected: float) -> None:
+    assert stats.pass_at_k(n, c, k) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("n", "c", "k", "expected"), [(10, 3, 2, 3 / 45), (3, 3, 3, 1.0), (5, 1, 2, 0.0), (4, 2, 1, 0.5)])
+def test_pass_hat_k_hand_values(n: int, c: int, k: int, expected: float) -> None:
+    assert stats.pass_hat_k(n, c, k) == pytest.approx(expected)
+
+
+def test_pass_at_k_matches_brute_force_enumeration_of_subsets() -> None:
+    for n in range(1, 8):
+        for c in range(n + 1):
+            attempts = [True] * c + [False] * (n - c)
+            for k in range(1, n + 1):
+                subsets = list(itertools.combinations(attempts, k))
+                assert stats.pass_at_k(n, c, k) == pytest.approx(sum(any(s) for s in subsets) / len(subsets)), (n, c, k)
+                assert stats.pass_hat_k(n, c, k) == pytest.approx(sum(all(s) for s in subsets) / len(subsets)), (n, c, k)
+
+
+def test_product_form_is_stable_where_binomials_are_huge() -> None:
+    n, c, k = 400, 37, 50
+    exact = 1 - math.comb(n - c, k) / math.comb(n, k)  # Python ints: exact, slow, fine for a test
+    assert stats.pass_at_k(n, c, k) == pytest.approx(exact, rel=1e-12)
+
+
+@pytest.mark.parametrize("fn", [stats.pass_at_k, stats.pass_hat_k])
+def test_fewer_attempts_than_k_is_no_answer_not_zero(fn: object) -> None:
+    assert fn(2, 2, 3) is None  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(("n", "c", "k"), [(3, 4, 1), (3, -1, 1), (3, 1, 0), (-1, 0, 1)])
+def test_impossible_counts_are_rejected(n: int, c: int, k: int) -> None:
+    with pytest.raises(ValueError):
+        stats.pass_at_k(n, c, k)
+
+
+def test_an_errored_attempt_is_missing_not_failed() -> None:
+    assert stats.counts([True, None, None, False]) == (2, 1)
+    summary = stats.pass_at_k_over_cases({"a": [True, None, None], "b": [None, None, None], "c": [False, False, True]}, k=1)
+    # a: one scored attempt, a pass -> 1.0 (not 1/3); b: nothing scored -> excluded; c: 1/3.
+    assert summary.pass_at_k == pytest.approx((1.0 + 1 / 3) / 2)
+    assert summary.cases == 2 and summary.excluded == ("b",)
+
+
+def test_pass_at_k_over_cases_averages_per_case_values() -> None:
+    summary = stats.pass_at_k_over_cases({"a": [True, False, False, False], "b": [True, True, True, False], "c": [True]}, k=2)
+    assert summary.pass_at_k == pytest.approx((stats.pass_at_k(4, 1, 2) + stats.pass_at_k(4, 3, 2)) / 2)  # type: ignore[operator]
+    assert summary.pass_hat_k == pytest.approx((0.0 + 3 / 6) / 2)
+    assert summary.excluded == ("c",)
+
+
+def test_no_case_with_enough_attempts_gives_none() -> None:
+    summary = stats.pass_at_k_over_cases({"a": [True]}, k=3)
+    assert summary.pass_at_k is None and summary.pass_hat_k is None and summary.cases == 0
+
+
+# -- reruns ------------------------------------------------------------------------------------------
+def test_rerun_pass_any_attempt_passing_passes_and_every_attempt_is_kept() -> None:
+    summary = stats.rerun_pass({"a": [False, True, False], "b": [False, False, False], "c": [None, None], "d": [None, True]})
+    rows = {r.case_id: r for r in summary.cases}
+    assert rows["a"].passed is True and rows["a"].first_pass_attempt == 2 and rows["a"].attempts == (False, True, False)
+    assert rows["b"].passed is False and rows["b"].first_pass_attempt is None
+    assert rows["c"].passed is None and rows["c"].missing == 2
+    assert rows["d"].passed is True and rows["d"].first_pass_attempt == 2 and rows["d"].missing == 1
+    assert (summary.passed_cases, summary.failed_cases, summary.missing_cases) == (2, 1, 1)
+    assert summary.rate == pytest.approx(2 / 3) and summary.max_attempts == 3
+
+
+def test_rerun_pass_of_nothing() -> None:
+    summary = stats.rerun_pass({})
+    assert summary.rate is None and summary.max_attempts == 0
+
+
+# -- lift ------------------------------------------------------------------------------------------------
+def test_lift_pairs_cases_and_reports_n() -> None:
+    result = stats.lift({"a": 1.0, "b": 1.0, "c": 0.0, "x": 0.9, "n": float("nan")},
+                        {"a": 0.0, "b": 1.0, "c": 0.0, "y": 0.2, "n": 0.5})
+    assert result.n == 3 and result.unpaired == 3  # x, y, and n (NaN in one arm)
+    assert result.with_skill == pytest.approx(2 / 3) and result.without_skill == pytest.approx(1 / 3)
+    assert result.delta == pytest.approx(1 / 3) and result.band is Band.PASS
+    assert result.ci_low is not None and result.ci_high is not None
+    assert 0.0 <= result.ci_low <= result.delta <= result.ci_high <= 1.0
+
+
+def test_lift_is_deterministic_for_a_seed() -> None:
+    rng = random.Random(7)
+    with_scores = {str(i): rng.random() for i in range(40)}
+    without_scores = {str(i): rng.random() for i in range(40)}
+    first = stats.lift(with_scores, without_scores, seed=3)
+    assert stats.lift(dict(reversed(list(with_scores.items()))), without_scores, seed=3) == first  # order does not matter
+    other = stats.lift(with_scores, without_scores, seed=4)
+    assert (other.ci_low, other.ci_high) != (first.ci_low, first.ci_high) and other.delta == first.delta
+
+
+def test_constant_differences_give_a_zero_width_interval() -> None:
+    result = stats.lift({str(i): 0.8 for i in range(10)}, {str(i): 0.6 for i in range(10)})
+    assert result.ci_low == pytest.approx(0.2) and result.ci_high == pytest.approx(0.2)
+
+
+def test_no_paired_case_is_no_lift() -> None:
+    result = stats.lift({"a": 1.0}, {"b": 0.0})
+    assert result.delta is None and result.n == 0 and result.unpaired == 2 and result.band is None
+
+
+def test_bootstrap_interval_covers_the_true_mean_about_95_percent_of_the_time() -> None:
+    # Paired differences ~ Normal(0.1, 0.3); the percentile interval should cover 0.1 in about 95 %
+    # of datasets (a little less at n=30). 300 datasets: the binomial sd of the rate is ~1.3 %.
+    rng = random.Random(2024)
+    covered = 0
+    for trial in range(300):
+        diffs = [rng.gauss(0.1, 0.3) for _ in range(30)]
+        low, high = stats.bootstrap_ci(diffs, resamples=2000, seed=trial)
+        covered += low <= 0.1 <= high
+    assert 0.89 <= covered / 300 <= 0.99
+
+
+def test_interval_narrows_with_more_cases() -> None:
+    rng = random.Random(1)
+    small = stats.bootstrap_ci([rng.gauss(0, 1) for _ in range(20)])
+    large = stats.bootstrap_ci([rng.gauss(0, 1) for _ in range(500)])
+    assert (large[1] - large[0]) < (small[1] - small[0]) / 3
+
+
+@pytest.mark.parametrize("kwargs", [{"confidence": 1.0}, {"confidence": 0.0}, {"resamples": 0}])
+def test_lift_rejects_bad_settings(kwargs: dict[str, float]) -> None:
+    with pytest.raises(ValueError):
+        stats.lift({"a": 1.0}, {"a": 0.0}, **kwargs)  # type: ignore[arg-type]
+
+
+def test_bootstrap_of_nothing_is_an_error() -> None:
+    with pytest.raises(ValueError):
+        stats.bootstrap_ci([])
+
+
+# -- bands ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("delta", "band"), [
+    (0.05, Band.PASS), (0.55 - 0.50, Band.PASS), (0.0499, Band.NEUTRAL), (0.0, Band.NEUTRAL), (-0.0999, Band.NEUTRAL),
+    (-0.10, Band.FAIL), (0.40 - 0.50, Band.FAIL), (-0.5, Band.FAIL), (1.0, Band.PASS), (None, None), (float("nan"), None),
+])
+def test_lift_band_edges(delta: float | None, band: Band | None) -> None:
+    assert stats.lift_band(delta) is band
+
+
+@pytest.mark.parametrize(("score", "band"), [
+    (0.50, Band.PASS), (1.0, Band.PASS), (0.4999, Band.NEUTRAL), (0.40, Band.NEUTRAL), (0.3999, Band.FAIL), (0.0, Band.FAIL),
+    pytest.param(0.7 - 0.3, Band.NEUTRAL, id="0.7-0.3-float-noise"), (None, None),
+])
+def test_dimension_band_edges(score: float | None, band: Band | None) -> None:
+    assert stats.dimension_band(score) is band
+
+
+def test_verdict_is_the_worst_dimension_band() -> None:
+    assert stats.verdict({"security": 0.9, "correctness": 0.6}) is Band.PASS
+    assert stats.verdict({"security": 0.9, "correctness": 0.45}) is Band.NEUTRAL
+    assert stats.verdict({"security": 0.3, "correctness": 0.45}) is Band.FAIL
+    assert stats.verdict({"security": None, "correctness": 0.7}) is Band.PASS
+    assert stats.verdict({"security": None}) is None
+
+
+def test_mean_scored_skips_missing() -> None:
+    assert stats.mean_scored([1.0, None, 0.0, float("nan")]) == 0.5
+    assert stats.mean_scored([None]) is None
