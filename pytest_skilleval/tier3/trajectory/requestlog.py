@@ -1,0 +1,128 @@
+"""Recover the offered catalog (and the task) from a gateway request log.
+
+Some harnesses never write the catalog into their own output: Claude Code, Codex ``exec --json``,
+OpenCode and Gemini CLI only send it to the model. The model gateway logs every request a trial
+makes as one JSON line; the first request that lists skills is the catalog the agent was offered.
+Accepted line shapes: the request body itself, or an envelope holding it under ``body``,
+``request_body``, ``json``, ``request`` or ``payload`` (a dict or a JSON string). Bodies of all four
+wire protocols are understood: Anthropic Messages, OpenAI Responses, OpenAI Chat, Gemini.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_skilleval.tier3.trajectory.catalog import parse_catalog_text
+from pytest_skilleval.tier3.trajectory.model import CatalogSkill
+from pytest_skilleval.tier3.trajectory.reader import RecordReader
+from pytest_skilleval.tier3.trajectory.tools import ParseLimits
+
+_BODY_KEYS = ("messages", "input", "contents", "system", "systemInstruction", "system_instruction", "instructions")
+_ENVELOPE_KEYS = ("body", "request_body", "json", "request", "payload", "data")
+# Harness-injected context blocks that are not the user's task.
+_CONTEXT = re.compile(r"^\s*<(system-reminder|environment_context|session_context|user_instructions|permissions|skills_instructions"
+                      r"|INSTRUCTIONS|command-message)\b", re.I)
+MAX_REQUESTS_SCANNED = 50  # the catalog is in the first real request; side calls (titles) come first at most a few times
+
+
+@dataclass
+class RequestContext:
+    catalog: list[CatalogSkill] | None = None
+    catalog_format: str | None = None
+    task: str | None = None
+    requests: int = 0
+
+
+def _find_body(obj: Any, depth: int = 0) -> dict[str, Any] | None:
+    if isinstance(obj, str) and depth:
+        try:
+            obj = json.loads(obj)
+        except ValueError:
+            return None
+    if not isinstance(obj, dict) or depth > 3:
+        return None
+    if any(k in obj for k in _BODY_KEYS):
+        return obj
+    for key in _ENVELOPE_KEYS:
+        found = _find_body(obj.get(key), depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _texts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, dict):
+        content = content.get("parts", [content])
+    out: list[str] = []
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, str):
+                out.append(block)
+            elif isinstance(block, dict) and isinstance(block.get("text"), str):
+                out.append(block["text"])
+    return out
+
+
+def request_segments(body: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """(role, texts) of a request body, system prompt first, in any of the four wire protocols."""
+    segs: list[tuple[str, list[str]]] = []
+    for key in ("system", "instructions", "systemInstruction", "system_instruction"):
+        if body.get(key):
+            segs.append(("system", _texts(body[key])))
+    for key in ("messages", "input", "contents"):
+        items = body.get(key)
+        if isinstance(items, str):
+            segs.append(("user", [items]))
+            continue
+        for item in items if isinstance(items, list) else []:
+            if not isinstance(item, dict) or item.get("type") not in (None, "message"):
+                continue  # function calls and their outputs are not prompt text
+            role = str(item.get("role") or "user")
+            role = "assistant" if role == "model" else role
+            segs.append((role, _texts(item.get("content", item.get("parts")))))
+    return segs
+
+
+def read_request_context(path: str | Path, limits: ParseLimits | None = None) -> RequestContext:
+    ctx = RequestContext()
+    records = RecordReader(path, limits).records()
+    try:
+        _scan(records, ctx)
+    finally:
+        records.close()  # we usually stop early: release the file now, not at garbage collection
+    return ctx
+
+
+def _scan(records: Iterator[dict[str, Any]], ctx: RequestContext) -> None:
+    for record in records:
+        body = _find_body(record)
+        if body is None:
+            continue
+        ctx.requests += 1
+        segs = request_segments(body)
+        if ctx.task is None:  # the first user text that is not an injected context block
+            for role, texts in segs:
+                task = "\n".join(t.strip() for t in texts if t.strip() and not _CONTEXT.match(t)) if role == "user" else ""
+                if task:
+                    ctx.task = task
+                    break
+        if ctx.catalog is None:
+            for role, texts in segs:
+                # Trusted places only: the system/developer prompt, and Claude's reminder in a user turn.
+                trusted = [t for t in texts if role in ("system", "developer") or "<system-reminder>" in t]
+                for text in trusted:
+                    found = parse_catalog_text(text)
+                    if found is not None:
+                        ctx.catalog, ctx.catalog_format = found
+                        break
+                if ctx.catalog is not None:
+                    break
+        if (ctx.catalog is not None and ctx.task is not None) or ctx.requests >= MAX_REQUESTS_SCANNED:
+            return
