@@ -455,6 +455,14 @@ def test_a_file_for_another_skill_leaves_unstated_routing_unlabelled(make_skill:
     assert case_set.cases[0].expected_skill == "other-skill" and case_set.counts()["unlabelled"] == 1
 
 
+def test_a_former_unprefixed_name_is_this_skill_with_a_low_finding(make_skill: MakeSkill) -> None:
+    case_set = load(make_skill, {"evals/evals.json": as_json([{"id": "a", "question": "Q", "expected_skill": "skill"},
+                                                             {"id": "b", "question": "Q", "expected_skill": "demo"}])})
+    stale = only(case_set, "stale-skill-name")
+    assert (stale.case, stale.severity) == ("a", Severity.LOW)
+    assert [(c.expected_skill, c.label) for c in case_set] == [(SKILL, Label.POSITIVE), ("demo", Label.NEGATIVE)]  # "demo" is a prefix, not a suffix
+
+
 def test_the_folder_name_also_counts_as_this_skill(make_skill: MakeSkill) -> None:
     skill = make_skill({"SKILL.md": manifest("short-name"), "evals/evals.json": as_json(
         {"skill_name": "folder-name", "evals": [{"id": "a", "prompt": "P", "expected_output": "x"}]})}, name="folder-name")

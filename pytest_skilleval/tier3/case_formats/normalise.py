@@ -184,6 +184,13 @@ def _routing(data: Mapping[str, Any], acceptable: tuple[str, ...], ctx: FileCont
             report(("expected_skill",), "field-type", Severity.HIGH, f"must be a skill name or null, got {expected!r}", field="expected_skill")
             expected = None
         expected = expected.strip().lstrip("/") if expected else None
+        if expected and expected not in ctx.skill_names and any(n.endswith("-" + expected) for n in ctx.skill_names):
+            # A skill renamed with a family prefix (cutile-python -> tilegym-cutile-python) whose
+            # cases kept the old name: that is this skill, not a sibling to route to.
+            report(("expected_skill",), "stale-skill-name", Severity.LOW,
+                   f"{expected!r} looks like a former name of this skill; read as {ctx.skill_name!r}", field="expected_skill",
+                   suggestion=f'write "expected_skill": "{ctx.skill_name}"')
+            expected = ctx.skill_name
         positive = expected is not None and (expected in ctx.skill_names or expected in acceptable)
         label = Label.POSITIVE if positive else Label.NEGATIVE
     if should is not None:
