@@ -147,6 +147,7 @@ class Gateway:
         if trial.closed:
             return
         self.tokens.revoke(trial.token)
+        trial.wait_idle()  # requests already inside finish and are logged before the trial is summed up
         trial.closed = True
         for problem in trial.mode.close():
             trial.diverged(problem)
@@ -211,6 +212,7 @@ class Gateway:
             _send(handler, 400, dumps(protocol.error_body(400, f"skilleval gateway: unreadable request: {exc}")))
             return
         ex = Exchange(handler, method, path, query, headers, body, payload, protocol, request, trial)
+        trial.begin()
         try:
             trial.mode.handle(ex)
         except Exception as exc:  # noqa: BLE001 - a bug in a mode must become an error response, not a hung client

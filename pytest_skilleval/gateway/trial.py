@@ -40,6 +40,8 @@ class Trial:
         self.divergences: list[str] = []
         self.closed = False
         self._lock = threading.Lock()
+        self._inflight = 0
+        self._idle = threading.Condition(self._lock)
 
     # -- what the agent gets -------------------------------------------------------------------
     @property
@@ -74,6 +76,16 @@ class Trial:
         with self._lock:
             self.divergences.append(message)
 
+    def begin(self) -> None:
+        with self._lock:
+            self._inflight += 1
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Wait until no request of this trial is being served. A client has its answer a moment
+        before the gateway has logged it; call this before reading ``entries`` of a live trial."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._inflight == 0, timeout)
+
     def record(self, ex: Exchange) -> dict[str, Any]:
         cost, price = self.gateway.prices.cost(ex.request.model, ex.usage)
         billed = self.mode.billed and cost > 0
@@ -88,11 +100,15 @@ class Trial:
         }
         if self.gateway.config.log_bodies:
             entry["body"] = self.gateway.scrubber.value(ex.payload)
-        with self._lock:
-            self.entries.append(entry)
-        self.log.write(entry)
-        if billed:
-            self.gateway.budget.charge(cost)
+        try:
+            self.log.write(entry)
+            if billed:
+                self.gateway.budget.charge(cost)
+        finally:  # even if the disk fails, the request is counted as finished
+            with self._idle:
+                self.entries.append(entry)
+                self._inflight -= 1
+                self._idle.notify_all()
         return entry
 
     @property

@@ -75,8 +75,11 @@ class ProxyMode(Mode):
             conn.close()
 
     def _relay_body(self, ex: Exchange, resp: http.client.HTTPResponse, content_type: str, headers: dict[str, str]) -> None:
+        if int(resp.getheader("content-length") or 0) > MAX_BODY:
+            ex.send_error(502, "upstream_too_large", f"upstream response is larger than {MAX_BODY} bytes")
+            return
         try:
-            raw = resp.read(MAX_BODY)
+            raw = resp.read()  # read() without a size raises IncompleteRead on a short body; read(n) would not
         except TimeoutError:
             ex.send_error(504, "upstream_timeout", f"upstream stopped sending its response for {self.timeout_s:g}s")
             return
