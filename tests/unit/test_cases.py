@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -551,3 +552,86 @@ def test_check_metrics(make_skill: MakeSkill) -> None:
     metrics = result.metrics
     assert (metrics["cases"], metrics["positive"], metrics["negative"], metrics["unlabelled"], metrics["invalid"]) == (2, 1, 1, 0, 0)
     assert metrics["shapes"] == ["agentskills"] and metrics["dataset_digest"].startswith("sha256:") and metrics["tier3"] == "ready"
+
+
+# -- the example skills' scripted cases --------------------------------------------------------------------
+EXAMPLES = sorted(p for p in (Path(__file__).resolve().parents[2] / "example_skills").iterdir() if (p / "SKILL.md").is_file())
+#: How each CLI lists a skill (agent-clis.md): the with-skill variant must key on exactly this.
+LISTING = {"claude-code": "\n- {name}: {description}", "codex": "\n- {name}: {description} (file: r0/{name}/SKILL.md)",
+           "opencode": "<skill><name>{name}</name><description>{description}</description>",
+           "gemini": "<skill><name>{name}</name><description>{description}</description>"}
+#: The call that loads a skill in each CLI, and the argument naming it or its SKILL.md.
+LOADS = {"claude-code": ("Skill", "skill"), "codex": ("exec_command", "cmd"), "opencode": ("skill", "name"), "gemini": ("activate_skill", "name")}
+
+
+def _answer_passes(answer: str, assertion: model._Assertion) -> bool:
+    if isinstance(assertion, model.Contains):
+        return assertion.value in answer
+    if isinstance(assertion, model.NotContains):
+        return assertion.value not in answer
+    if isinstance(assertion, model.Regex):
+        return re.search(assertion.pattern, answer) is not None
+    return True  # not an answer check
+
+
+@pytest.mark.parametrize("root", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_example_cases_script_every_cli_keylessly(root: Path) -> None:
+    skill = Skill(root=root, key=root.name)
+    case_set = load_cases(skill)
+    clean(case_set)
+    values = {"skill_name": skill.name, "skill_dir": f"/trial/skills/{skill.name}"}
+    assert any(c.label is Label.POSITIVE for c in case_set) and any(c.negative for c in case_set)
+    for case in case_set:
+        answer_checks = [a for a in case.assertions if a.target == "answer"]
+        assert answer_checks, f"{case.id}: no typed answer check"
+        for agent in LOADS:
+            script = case.script_for(agent)
+            assert script is not None, (case.id, agent)
+            rendered = script.render(values)
+            if case.negative:  # answer at once, whether or not the skill is offered
+                assert rendered["steps"] == [{"text": rendered["steps"][0]["text"]}] and "variants" not in rendered
+                final = rendered["steps"][0]["text"]
+                assert any(isinstance(a, model.SkillNotInvoked) for a in case.assertions)
+            else:  # the loading steps are a variant chosen only when this CLI lists the skill
+                (variant,) = rendered["variants"]
+                listing = LISTING[agent].format(name=skill.name, description=skill.description)
+                assert variant["if_request_contains"] in json.dumps(listing, ensure_ascii=False)
+                assert variant["if_request_contains"] not in json.dumps(case.prompt, ensure_ascii=False)
+                tool, arg = LOADS[agent]
+                first = variant["steps"][0]
+                assert first["tool"] == tool and skill.name in first["args"][arg]
+                reads = [s for s in variant["steps"] if s.get("tool")]
+                assert any(f"{values['skill_dir']}/SKILL.md" in json.dumps(s["args"]) for s in reads), (case.id, agent)
+                final = variant["steps"][-1]["text"]
+                baseline = rendered["steps"][-1]["text"]
+                assert not all(_answer_passes(baseline, a) for a in answer_checks)  # the no-skill answer is worse
+                assert any(isinstance(a, model.SkillInvoked) and a.skill == skill.name for a in case.assertions)
+            assert all(_answer_passes(final, a) for a in answer_checks), (case.id, agent, final)
+
+
+@pytest.mark.parametrize("root", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_example_scripts_played_by_the_gateway_differ_by_arm(root: Path) -> None:
+    gateway_script = pytest.importorskip("pytest_skilleval.gateway.script")
+    base = pytest.importorskip("pytest_skilleval.gateway.protocols.base")
+    skill = Skill(root=root, key=root.name)
+    values = {"skill_name": skill.name, "skill_dir": f"/trial/skills/{skill.name}"}
+    for case in load_cases(skill):
+        for agent, (tool, _) in LOADS.items():
+            script = gateway_script.Script.from_data(case.script_for(agent).render(values))  # type: ignore[union-attr]
+            tools = (tool, "Read", "read", "read_file", "exec_command")
+            for offered in (True, False):
+                listing = LISTING[agent].format(name=skill.name, description=skill.description) if offered else ""
+                text = json.dumps({"system": listing, "messages": [case.prompt]}, ensure_ascii=False)
+                results: list[str] = []
+                called: list[str] = []
+                for _ in range(10):  # the gateway answers by the number of tool results so far
+                    request = base.NeutralRequest(protocol="test", model="m", stream=False, tools=tools, tool_results=tuple(results))
+                    reply, _note = script.reply_for(request, text, "t")
+                    if not reply.tool_calls:
+                        break
+                    called += [c.name for c in reply.tool_calls]
+                    results += ["ok"] * len(reply.tool_calls)
+                loaded = tool in called
+                assert loaded is (offered and not case.negative), (case.id, agent, offered, called)
+                if offered or case.negative:
+                    assert all(_answer_passes(reply.text, a) for a in case.assertions), (case.id, agent, reply.text)
