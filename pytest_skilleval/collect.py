@@ -56,9 +56,10 @@ class SkillDirectory(_OutsideSkillHooks, pytest.File):
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
         run = state.run_state(self.config)
         run.register_skill(self.path, self.nodeid)
-        checks = run.selected_checks(tier=1)
-        if checks:
-            yield TierCollector.from_parent(self, name="tier1", tier=1, checks=checks)
+        for tier in (1, 2):
+            checks = run.selected_checks(tier=tier)
+            if checks:
+                yield TierCollector.from_parent(self, name=f"tier{tier}", tier=tier, checks=checks)
 
 
 class TierCollector(_OutsideSkillHooks, pytest.Collector):

@@ -29,6 +29,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     config_mod.add_options(parser)
+    importlib.import_module("pytest_skilleval.tier2.options").add_options(parser)
     importlib.import_module("pytest_skilleval.providers.options").add_options(parser)
     importlib.import_module("pytest_skilleval.gateway.options").add_options(parser)
 
@@ -37,7 +38,8 @@ def _builtin_check_modules() -> list[str]:
     """Every module of the ``tier1`` package is a check plugin: adding a check is adding a file."""
     from pytest_skilleval import tier1
 
-    return sorted(f"{tier1.__name__}.{m.name}" for m in pkgutil.iter_modules(tier1.__path__) if not m.name.startswith("_"))
+    return sorted(f"{tier1.__name__}.{m.name}" for m in pkgutil.iter_modules(tier1.__path__) if not m.name.startswith("_")) + [
+        "pytest_skilleval.tier2.checks"]
 
 
 def pytest_configure(config: pytest.Config) -> None:

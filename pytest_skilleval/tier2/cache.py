@@ -1,0 +1,152 @@
+"""Embeddings cached on disk by (model id, content hash), shared by every process of a run.
+
+The provider layer's general cache (issue 4) had not landed when Tier 2 was written, so this is a
+small one of Tier 2's own, shaped for vectors: entries are written in immutable *packs* (a keys
+file and a float16 matrix), so concurrent xdist workers never write the same file and need no
+lock; a reader that misses simply rescans for packs other workers wrote since. Many small packs
+are merged now and then, so a rerun over 10,000 skills opens a handful of files, not thousands.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import re
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from pytest_skilleval import atomic
+from pytest_skilleval.providers.base import Embedder
+
+KEY_BYTES = 16  # 128 bits of sha256: collisions are not a practical concern at catalog sizes
+#: Merge packs once a model's folder holds more than this many.
+MERGE_AT = 64
+
+
+def text_key(model_id: str, text: str, kind: str = "text") -> bytes:
+    return hashlib.sha256(f"{model_id}\0{kind}\0{text}".encode()).digest()[:KEY_BYTES]
+
+
+class EmbeddingCache:
+    """Vectors of one model, by key. ``get`` returns what is present; ``put`` adds a pack."""
+
+    def __init__(self, root: Path, model_id: str, *, read_only: bool = False) -> None:
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model_id)[:60]
+        self.dir = root / "embeddings" / f"{slug}-{hashlib.sha256(model_id.encode()).hexdigest()[:12]}"
+        self.model_id = model_id
+        self.read_only = read_only  # --skilleval-cache=read: use entries, never write
+        self._index: dict[bytes, tuple[int, int]] = {}
+        self._packs: list[np.ndarray] = []
+        self._seen: set[str] = set()
+
+    def _scan(self) -> None:
+        """Load packs written since the last scan (by this or another process)."""
+        try:
+            names = sorted(p.name for p in self.dir.glob("*.keys.npy"))
+        except OSError:
+            return
+        for name in names:
+            if name in self._seen:
+                continue
+            stem = name.removesuffix(".keys.npy")
+            try:
+                keys = np.load(self.dir / name)
+                vecs = np.load(self.dir / f"{stem}.vecs.npy", mmap_mode="r")
+            except (OSError, ValueError):
+                continue  # being merged away by another worker; its entries live on in the merged pack
+            self._seen.add(name)
+            pack = len(self._packs)
+            self._packs.append(vecs)
+            for row, key in enumerate(keys.tobytes()[i:i + KEY_BYTES] for i in range(0, keys.size, KEY_BYTES)):
+                self._index[key] = (pack, row)
+
+    def get(self, keys: Sequence[bytes]) -> dict[int, np.ndarray]:
+        """{position in ``keys``: vector} for the keys that are cached."""
+        if any(k not in self._index for k in keys):
+            self._scan()
+        found: dict[int, np.ndarray] = {}
+        for i, key in enumerate(keys):
+            hit = self._index.get(key)
+            if hit is not None:
+                found[i] = np.asarray(self._packs[hit[0]][hit[1]], dtype=np.float32)
+        return found
+
+    def put(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
+        if not keys or self.read_only:
+            return
+        try:
+            self._write(list(keys), np.asarray(vectors, dtype=np.float16))
+            if len(self._seen) > MERGE_AT:
+                self._merge()
+        except OSError:
+            pass  # a cache that cannot be written only costs speed
+
+    def _write(self, keys: list[bytes], vecs: np.ndarray) -> str:
+        stem = f"{time.time_ns():x}-{os.getpid()}-{hashlib.sha256(b''.join(keys)).hexdigest()[:8]}"
+        # vectors first: a pack exists for readers only once its keys file is in place
+        atomic.write_atomic(self.dir / f"{stem}.vecs.npy", _npy(vecs))
+        atomic.write_atomic(self.dir / f"{stem}.keys.npy", _npy(np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, KEY_BYTES)))
+        name = f"{stem}.keys.npy"
+        self._seen.add(name)
+        base = len(self._packs)
+        self._packs.append(vecs)
+        for row, key in enumerate(keys):
+            self._index[key] = (base, row)
+        return name
+
+    def _merge(self) -> None:
+        self._scan()
+        old = sorted(self._seen)
+        keys = list(self._index)
+        vecs = np.stack([np.asarray(self._packs[p][r], dtype=np.float16) for p, r in self._index.values()])
+        self._packs, self._index, self._seen = [], {}, set()
+        self._write(keys, vecs)
+        for name in old:
+            for suffix in (".keys.npy", ".vecs.npy"):
+                (self.dir / name.replace(".keys.npy", suffix)).unlink(missing_ok=True)
+
+
+def _npy(array: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, array, allow_pickle=False)
+    return buf.getvalue()
+
+
+class CachedEmbedder(Embedder):
+    """Wraps an embedder: cached texts cost a lookup, the rest are embedded once and stored."""
+
+    def __init__(self, inner: Embedder, cache: EmbeddingCache | None) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.model_id = inner.model_id
+        self.dim = inner.dim
+        self.embedded = 0  # texts actually sent to the model by this process: the benchmark reads it
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_keyed(texts, [text_key(self.model_id, t) for t in texts])
+
+    def embed_keyed(self, texts: Sequence[str], keys: Sequence[bytes]) -> np.ndarray:
+        found = self.cache.get(keys) if self.cache is not None else {}
+        todo = [i for i in range(len(texts)) if i not in found]
+        unique: dict[bytes, int] = {}  # identical texts (repeated boilerplate is common) are embedded once
+        for i in todo:
+            unique.setdefault(keys[i], i)
+        fresh = np.asarray(self.inner.embed([texts[i] for i in unique.values()]), dtype=np.float32) if unique else None
+        dim = fresh.shape[1] if fresh is not None else (len(next(iter(found.values()))) if found else self.dim)
+        out = np.zeros((len(texts), dim), dtype=np.float32)
+        for i, v in found.items():
+            out[i] = v
+        if fresh is not None:
+            self.embedded += len(unique)
+            row = {k: n for n, k in enumerate(unique)}
+            for i in todo:
+                out[i] = fresh[row[keys[i]]]
+            if self.cache is not None:
+                self.cache.put(list(unique), fresh)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)  # float16 storage: renormalise
+        np.divide(out, norms, out=out, where=norms > 0)
+        return out

@@ -1,0 +1,80 @@
+"""Similarity bands, and the per-backend calibration that lets one set of bands serve every model.
+
+The bands (EXACT_DUPLICATE >= 0.95 … LOOSELY_RELATED >= 0.50, and 0.80 inside a skill) are stated
+on a *reference scale*: that of transformer sentence embeddings (MiniLM here, OpenAI-style models in
+SkillEvaluator), where those numbers mean what they say. Other models spread cosines differently:
+the shipped static model puts two unrelated skill bodies at ~0.79. So each backend has a monotone
+piecewise-linear map from its raw cosine to the reference scale, fitted on the 754-skill corpus by
+matching pair counts (quantiles) against MiniLM (``models/calibrate.py`` reproduces the numbers).
+Results record the backend id and the map, so a score can always be traced to what produced it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pytest_skilleval.results import Severity
+
+#: (name, lower bound on the reference scale, severity, blocking)
+BANDS: tuple[tuple[str, float, Severity, bool], ...] = (
+    ("EXACT_DUPLICATE", 0.95, Severity.CRITICAL, True),
+    ("HIGH_SIMILARITY", 0.90, Severity.HIGH, True),
+    ("SIMILAR", 0.75, Severity.MEDIUM, False),
+    ("LOOSELY_RELATED", 0.50, Severity.LOW, False),
+)
+LOWEST_BAND = BANDS[-1][1]
+INTRA_THRESHOLD = 0.80
+
+
+@dataclass(frozen=True)
+class Scale:
+    """raw cosine -> reference scale, by linear interpolation between knots (identity by default)."""
+
+    raw: tuple[float, ...] = (-1.0, 1.0)
+    ref: tuple[float, ...] = (-1.0, 1.0)
+    source: str = "identity: the bands are stated on this model's scale"
+
+    def __call__(self, x: np.ndarray | float) -> np.ndarray:
+        return np.interp(x, self.raw, self.ref)
+
+    def raw_for(self, reference: float) -> float:
+        """The raw cosine that maps to ``reference`` (the inverse map; knots are increasing)."""
+        return float(np.interp(reference, self.ref, self.raw))
+
+    def describe(self) -> dict[str, object]:
+        return {"raw": list(self.raw), "reference": list(self.ref), "source": self.source}
+
+
+IDENTITY = Scale()
+_FIT = "quantile-matched to onnx:all-MiniLM-L6-v2-onnx-int8 on the 754-skill corpus (models/calibrate.py)"
+#: Per (model id, aspect). Aspects: "description" (name: description), "body" (pooled SKILL.md body),
+#: "chunk" (one paragraph / list item / code block, inside a skill).
+SCALES: dict[tuple[str, str], Scale] = {
+    ("static:minilm-static-256", "description"): Scale(
+        raw=(-1.0, 0.0, 0.705, 0.854, 0.886, 0.949, 0.99, 1.0), ref=(-1.0, 0.0, 0.50, 0.75, 0.80, 0.90, 0.95, 1.0), source=_FIT),
+    ("static:minilm-static-256", "body"): Scale(
+        raw=(-1.0, 0.0, 0.85, 0.93, 0.95, 0.975, 0.99, 1.0), ref=(-1.0, 0.0, 0.50, 0.75, 0.80, 0.90, 0.95, 1.0), source=_FIT),
+    ("static:minilm-static-256", "chunk"): Scale(
+        raw=(-1.0, 0.0, 0.633, 0.773, 0.834, 0.928, 0.96, 1.0), ref=(-1.0, 0.0, 0.50, 0.75, 0.80, 0.90, 0.95, 1.0), source=_FIT),
+}
+
+
+def scale_for(model_id: str, aspect: str) -> Scale:
+    return SCALES.get((model_id, aspect), IDENTITY)
+
+
+def band(reference_score: float) -> tuple[str, Severity, bool] | None:
+    for name, lower, severity, blocking in BANDS:
+        if reference_score >= lower:
+            return name, severity, blocking
+    return None
+
+
+def bands_record(model_ids: dict[str, str]) -> dict[str, object]:
+    """What a result stores about its bands: the fixed bands plus each aspect's backend and map."""
+    return {
+        "bands": {name: lower for name, lower, _s, _b in BANDS},
+        "backends": {aspect: {"model": mid, "scale": scale_for(mid, aspect).describe()} for aspect, mid in model_ids.items()},
+    }

@@ -1,0 +1,80 @@
+"""The default embedder: a static (model2vec-style) model distilled from MiniLM, shipped in the package.
+
+A text's vector is the mean of its tokens' rows in one 30k x 256 table, so embedding costs a
+tokenizer pass and a gather: ~10k chunks per second on one core, which is what makes Tier 2 work
+on a 10,000-skill catalog. Quality is below the transformer (see docs/tier2.md), so its similarity
+bands are calibrated separately (``calibration.py``) under its own model id.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from pytest_skilleval.providers.base import Embedder, ProviderError
+
+DEFAULT_DIR = Path(__file__).resolve().parent.parent / "models" / "minilm-static-256"
+#: Tokens gathered per batch: bounds the float32 scratch to ~64 MiB whatever the input sizes.
+TOKENS_PER_BATCH = 65_536
+
+
+class StaticEmbedder(Embedder):
+    def __init__(self, model_dir: Path = DEFAULT_DIR, *, verify: bool = True) -> None:
+        from tokenizers import Tokenizer
+
+        meta_path = model_dir / "model.json"
+        try:
+            self.meta = json.loads(meta_path.read_text("utf-8")) if meta_path.exists() else {"id": model_dir.name}
+            if verify:  # the table is data we ship; a corrupted file must not yield plausible scores
+                for name, key in (("embeddings.npy", "embeddings_sha256"), ("tokenizer.json", "tokenizer_sha256")):
+                    if _sha256(model_dir / name) != self.meta.get(key):
+                        raise ProviderError("static", "config", f"{model_dir / name}: sha256 does not match model.json")
+            self.table = np.load(model_dir / "embeddings.npy").astype(np.float32)
+            self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        except OSError as exc:
+            raise ProviderError("static", "config", f"static model missing in {model_dir}: {exc}") from exc
+        self.tokenizer.no_truncation()
+        self.tokenizer.no_padding()
+        self.unk_id = self.tokenizer.token_to_id("[UNK]")
+        self.dim = int(self.table.shape[1])
+        self.model_id = f"static:{self.meta['id']}"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        encodings = self.tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)
+        ids = [np.asarray(e.ids, dtype=np.int64) for e in encodings]
+        if self.unk_id is not None:
+            ids = [a[a != self.unk_id] for a in ids]
+        start = 0
+        while start < len(ids):
+            stop, budget = start, 0
+            while stop < len(ids) and (stop == start or budget + len(ids[stop]) <= TOKENS_PER_BATCH):
+                budget += len(ids[stop])
+                stop += 1
+            self._pool(ids[start:stop], out[start:stop])
+            start = stop
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        np.divide(out, norms, out=out, where=norms > 0)  # an empty text stays the zero vector
+        return out
+
+    def _pool(self, ids: list[np.ndarray], out: np.ndarray) -> None:
+        lengths = np.array([len(a) for a in ids])
+        keep = lengths > 0
+        if not keep.any():
+            return
+        flat = np.concatenate([a for a in ids if len(a)])
+        offsets = np.concatenate(([0], np.cumsum(lengths[keep])[:-1]))
+        sums = np.add.reduceat(self.table[flat], offsets, axis=0)
+        out[keep] = sums / lengths[keep, None]
+
+
+@functools.cache
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()

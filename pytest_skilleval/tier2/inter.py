@@ -1,0 +1,181 @@
+"""``<skill>::tier2::similarity``: how close each skill is to every other skill (and a reference catalog).
+
+Two aspects per skill: ``name: description`` (what an agent sees when it picks a skill) and the
+whole SKILL.md body (length-weighted mean of its chunk vectors, so no model truncates it). Each raw
+cosine is mapped to the reference scale of its backend (:mod:`calibration`), a pair scores the
+higher of its two aspects, and the band follows from that score. The whole catalog is indexed once
+per process; the similarity is one blocked matrix product, not N^2 Python comparisons.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pytest_skilleval import safefs
+from pytest_skilleval.results import Finding
+from pytest_skilleval.skill import Skill
+from pytest_skilleval.tier2 import calibration
+from pytest_skilleval.tier2.cache import CachedEmbedder, text_key
+from pytest_skilleval.tier2.chunking import chunk_markdown
+from pytest_skilleval.tier2.embedders import EmbedderPair
+from pytest_skilleval.tier2.similarity import top_matches
+
+MAX_DESCRIPTION = 16_384
+TOP_K = 20  # matches kept per skill: bounds memory on big catalogs, and no one reads the 21st
+BATCH = 256  # skills embedded (and cached) per step, so xdist workers pick up each other's work
+BODY_KIND = "body-pool-v1"
+
+
+@dataclass(frozen=True)
+class SkillText:
+    """What Tier 2 compares across skills; built from a loaded Skill or synthesised (benchmarks)."""
+
+    key: str
+    name: str
+    description: str
+    body: str
+    path: str
+    origin: str = "collected"  # or "reference" (from --skilleval-compare-to)
+
+    @classmethod
+    def of(cls, skill: Skill, origin: str = "collected") -> SkillText:
+        return cls(skill.key, skill.name, skill.description, skill.body if skill.manifest_text else "", str(skill.root), origin)
+
+    @property
+    def short_text(self) -> str:
+        return f"{self.name}: {self.description}"[:MAX_DESCRIPTION]
+
+
+@dataclass(frozen=True)
+class Match:
+    other: SkillText
+    score: float  # reference scale, max over aspects
+    description: tuple[float, float]  # (raw cosine, reference scale)
+    body: tuple[float, float]
+
+    @property
+    def band(self) -> tuple[str, calibration.Severity, bool] | None:
+        return calibration.band(self.score)
+
+    def as_metric(self) -> dict[str, object]:
+        b = self.band
+        return {"skill": self.other.key, "name": self.other.name, "origin": self.other.origin, "score": round(self.score, 4),
+                "band": b[0] if b else "DISTINCT", "description": [round(v, 4) for v in self.description],
+                "body": [round(v, 4) for v in self.body]}
+
+
+def body_vectors(texts: Sequence[SkillText], embedder: CachedEmbedder) -> np.ndarray:
+    """One pooled vector per body; a cached pooled vector skips chunking altogether."""
+    keys = [text_key(embedder.model_id, t.body, BODY_KIND) for t in texts]
+    found = embedder.cache.get(keys) if embedder.cache is not None else {}
+    out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    for i, v in found.items():
+        out[i, :len(v)] = v
+    todo = [i for i in range(len(texts)) if i not in found]
+    chunks = {i: [c.text for c in chunk_markdown(texts[i].body, "SKILL.md")] for i in todo}
+    flat = [c for i in todo for c in chunks[i]]
+    if flat:
+        vecs = embedder.embed(flat)
+        row = 0
+        for i in todo:
+            n = len(chunks[i])
+            if n:
+                weights = np.array([len(c) for c in chunks[i]], dtype=np.float32)[:, None]
+                pooled = (vecs[row:row + n] * weights).sum(0)
+                norm = float(np.linalg.norm(pooled))
+                out[i] = pooled / norm if norm else pooled
+            row += n
+    if todo and embedder.cache is not None:
+        embedder.cache.put([keys[i] for i in todo], out[todo])
+    return out
+
+
+class CatalogIndex:
+    """Vectors of every collected and reference skill; ``matches(i)`` for the collected ones."""
+
+    def __init__(self, collected: Sequence[SkillText], reference: Sequence[SkillText], pair: EmbedderPair,
+                 *, worker: tuple[int, int] = (0, 1)) -> None:
+        self.entries = list(collected) + list(reference)
+        self.n_collected = len(collected)
+        short, chunks = pair.short, pair.chunks
+        assert isinstance(short, CachedEmbedder) and isinstance(chunks, CachedEmbedder)
+        self.models = {"description": short.model_id, "body": chunks.model_id}
+        self.scales = {aspect: calibration.scale_for(mid, aspect) for aspect, mid in self.models.items()}
+        n = len(self.entries)
+        self.desc = np.zeros((n, short.dim), dtype=np.float32)
+        self.body = np.zeros((n, chunks.dim), dtype=np.float32)
+        # Each xdist worker starts at its own offset, so on a cold cache the workers embed
+        # different batches first and then find each other's batches in the shared cache.
+        starts = list(range(0, n, BATCH))
+        if starts:
+            shift = (worker[0] * len(starts)) // max(worker[1], 1)
+            starts = starts[shift:] + starts[:shift]
+        for start in starts:
+            part = self.entries[start:start + BATCH]
+            self.desc[start:start + len(part)] = short.embed([e.short_text for e in part])
+            self.body[start:start + len(part)] = body_vectors(part, chunks)
+        self._matches: list[list[tuple[int, float]]] | None = None
+
+    def _block(self, rows: slice) -> np.ndarray | None:
+        floor = calibration.LOWEST_BAND
+        d_raw = self.desc[rows] @ self.desc.T
+        b_raw = self.body[rows] @ self.body.T
+        # monotone maps: mask on raw thresholds first, interpolate only the survivors
+        mask = (d_raw >= self.scales["description"].raw_for(floor)) | (b_raw >= self.scales["body"].raw_for(floor))
+        if not mask.any():
+            return None
+        scores = np.full(d_raw.shape, -np.inf, dtype=np.float32)
+        ii, jj = np.nonzero(mask)
+        scores[ii, jj] = np.maximum(self.scales["description"](d_raw[ii, jj]), self.scales["body"](b_raw[ii, jj]))
+        return scores
+
+    def all_matches(self) -> list[list[tuple[int, float]]]:
+        if self._matches is None:
+            self._matches = top_matches(self.n_collected, self._block, k=TOP_K, exclude_self=True)
+        return self._matches
+
+    def matches(self, i: int) -> list[Match]:
+        out = []
+        for j, score in self.all_matches()[i]:
+            d = float(self.desc[i] @ self.desc[j])
+            b = float(self.body[i] @ self.body[j])
+            out.append(Match(self.entries[j], score, (d, float(self.scales["description"](d))),
+                             (b, float(self.scales["body"](b)))))
+        return out
+
+
+def findings(skill: Skill, matches: Sequence[Match], show_threshold: float, models: dict[str, str]) -> list[Finding]:
+    out = []
+    for m in matches:
+        band = m.band
+        if band is None or m.score < show_threshold:
+            continue
+        name, severity, blocking = band
+        by_desc = m.description[1] >= m.body[1]
+        where = "catalog skill" if m.other.origin == "reference" else "skill"
+        out.append(Finding(
+            rule=f"tier2.similarity.{name.lower()}", severity=severity, file=skill.manifest or "SKILL.md",
+            line=skill.key_line("description") if by_desc else skill.body_start_line,
+            message=(f"{name} ({m.score:.2f}) with {where} '{m.other.name}' ({m.other.key}): description {m.description[1]:.2f}, "
+                     f"body {m.body[1]:.2f} [{models['description']} / {models['body']}]"
+                     + (" - blocking" if blocking else "")),
+            suggestion=(f"merge with '{m.other.name}' or make the two skills' purposes clearly distinct" if blocking
+                        else f"make sure an agent can tell this skill from '{m.other.name}' by its description")))
+    return out
+
+
+def discover(root: Path, limits: safefs.Limits, exclude: set[Path]) -> list[Skill]:
+    """Skills under a reference catalog folder, in path order; hidden folders and links are skipped."""
+    found: list[Skill] = []
+    for dirpath, dirnames, filenames in os.walk(root):  # os.walk does not follow directory links
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "node_modules")
+        here = Path(dirpath)
+        if "SKILL.md" in filenames and here.resolve() not in exclude:
+            rel = here.relative_to(root).as_posix()
+            found.append(Skill(root=here, key=f"{root.name}/{rel}" if rel != "." else root.name, limits=limits))
+    return found
