@@ -157,7 +157,8 @@ def test_bootstrap_of_nothing_is_an_error() -> None:
 
 # -- bands ----------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(("delta", "band"), [
-    (0.05, Band.PASS), (0.55 - 0.50, Band.PASS), (0.0499, Band.NEUTRAL), (0.0, Band.NEUTRAL), (-0.0999, Band.NEUTRAL),
+    (0.05, Band.PASS), (0.55 - 0.50, Band.PASS), pytest.param(0.35 - 0.30, Band.PASS, id="0.35-0.30-is-0.0499..."),
+    (0.0499, Band.NEUTRAL), (0.0, Band.NEUTRAL), (-0.0999, Band.NEUTRAL),
     (-0.10, Band.FAIL), (0.40 - 0.50, Band.FAIL), (-0.5, Band.FAIL), (1.0, Band.PASS), (None, None), (float("nan"), None),
 ])
 def test_lift_band_edges(delta: float | None, band: Band | None) -> None:
