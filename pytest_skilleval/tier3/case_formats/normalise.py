@@ -24,7 +24,7 @@ from typing import Any
 
 from pytest_skilleval.results import Severity
 from pytest_skilleval.tier3.case_formats import assertions, fields, script
-from pytest_skilleval.tier3.case_formats.base import RawCase
+from pytest_skilleval.tier3.case_formats.base import RawCase, Report
 from pytest_skilleval.tier3.case_formats.document import Document, Path
 from pytest_skilleval.tier3.case_formats.model import EvalCase, Judge, Label, Problem, SourceRef
 
@@ -57,9 +57,9 @@ def normalise(raw: RawCase, ctx: FileContext) -> EvalCase | None:
     start = len(ctx.problems)
     label = f"#{raw.index + 1}"
 
-    def report(sub: Path, rule: str, severity: Severity, message: str, *, field: str | None = None,
+    def report(path: Path, rule: str, severity: Severity, message: str, *, field: str | None = None,
                suggestion: str | None = None) -> None:
-        ctx.problems.append(Problem(rule, severity, message, ctx.file, ctx.doc.line((*raw.path, *sub)), label, field, suggestion))
+        ctx.problems.append(Problem(rule, severity, message, ctx.file, ctx.doc.line((*raw.path, *path)), label, field, suggestion))
 
     def line_of(sub: Path) -> int | None:
         return ctx.doc.line((*raw.path, *sub))
@@ -112,7 +112,7 @@ def normalise(raw: RawCase, ctx: FileContext) -> EvalCase | None:
         shape=ctx.shape, source=SourceRef(file=ctx.file, line=ctx.doc.line(raw.path), index=raw.index))
 
 
-def _pick(data: Mapping[str, Any], report: Any) -> dict[str, tuple[str, Any]]:
+def _pick(data: Mapping[str, Any], report: Report) -> dict[str, tuple[str, Any]]:
     """Canonical field -> (key used, value) for fields with several spellings; clashes reported."""
     out: dict[str, tuple[str, Any]] = {}
     for canonical, spellings in fields.SINGULAR.items():
@@ -125,7 +125,7 @@ def _pick(data: Mapping[str, Any], report: Any) -> dict[str, tuple[str, Any]]:
     return out
 
 
-def _case_id(given: tuple[str, Any] | None, raw: RawCase, ctx: FileContext, report: Any) -> str | None:
+def _case_id(given: tuple[str, Any] | None, raw: RawCase, ctx: FileContext, report: Report) -> str | None:
     key, value = given if given else ("id", None)
     if value is None:
         if raw.ids_expected:
@@ -143,7 +143,7 @@ def _case_id(given: tuple[str, Any] | None, raw: RawCase, ctx: FileContext, repo
     return case_id
 
 
-def _acceptable(given: tuple[str, Any] | None, raw: RawCase, ctx: FileContext, report: Any) -> tuple[str, ...]:
+def _acceptable(given: tuple[str, Any] | None, raw: RawCase, ctx: FileContext, report: Report) -> tuple[str, ...]:
     """Names from a comma/newline string, a list of names, or a list of ``{name|skill: ...}`` objects."""
     names: list[str] = list(raw.acceptable)
     if given is not None:
@@ -165,7 +165,7 @@ def _acceptable(given: tuple[str, Any] | None, raw: RawCase, ctx: FileContext, r
     return tuple(dict.fromkeys(n for n in names if n not in ctx.skill_names))
 
 
-def _routing(data: Mapping[str, Any], acceptable: tuple[str, ...], ctx: FileContext, report: Any) -> tuple[str | None, bool | None, Label]:
+def _routing(data: Mapping[str, Any], acceptable: tuple[str, ...], ctx: FileContext, report: Report) -> tuple[str | None, bool | None, Label]:
     should = data.get("should_trigger")
     if should is not None and not isinstance(should, bool):
         report(("should_trigger",), "field-type", Severity.HIGH, f"must be true or false, got {should!r}", field="should_trigger")
@@ -198,7 +198,7 @@ def _routing(data: Mapping[str, Any], acceptable: tuple[str, ...], ctx: FileCont
     return expected, should, label
 
 
-def _files(data: Mapping[str, Any], ctx: FileContext, report: Any) -> tuple[str, ...] | None:
+def _files(data: Mapping[str, Any], ctx: FileContext, report: Report) -> tuple[str, ...] | None:
     if "files" not in data:
         return None
     value = data["files"]
