@@ -13,6 +13,7 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_skilleval.checks import Check
+    from pytest_skilleval.tier3.trajectory.registry import TrajectoryParser
 
 
 @pytest.hookspec
@@ -21,4 +22,13 @@ def pytest_skilleval_checks(config: pytest.Config) -> Iterable[Check]:
 
     Every implementation is called; the registry merges the answers. Check names must be unique
     across all plugins: a clash is a usage error naming both providers.
+    """
+
+
+@pytest.hookspec
+def pytest_skilleval_trajectory_parsers(config: pytest.Config) -> Iterable[TrajectoryParser]:
+    """Return trajectory parsers for more agent harnesses (see ``tier3/trajectory/registry.py``).
+
+    Each declares a ``name`` and ``sniff(first_lines)``; they join the built-in parsers, sniffed in
+    ``priority`` order (the generic fallback is last). A name clash is a usage error.
     """

@@ -32,6 +32,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     importlib.import_module("pytest_skilleval.tier2.options").add_options(parser)
     importlib.import_module("pytest_skilleval.providers.options").add_options(parser)
     importlib.import_module("pytest_skilleval.gateway.options").add_options(parser)
+    importlib.import_module("pytest_skilleval.tier3.selection_plugin").add_options(parser)
 
 
 def _builtin_check_modules() -> list[str]:
@@ -62,6 +63,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(importlib.import_module("pytest_skilleval.providers.fixtures"), "skilleval-providers")
     config.pluginmanager.register(importlib.import_module("pytest_skilleval.gateway.fixtures"), "skilleval-gateway")
     _route_skill_paths(config, settings.skill_paths)
+    config.pluginmanager.register(importlib.import_module("pytest_skilleval.tier3.selection_plugin"), "skilleval-selection")
     if not hasattr(config, "workerinput"):  # only the controller (or a plain run) writes reports
         config.pluginmanager.register(ReportSession(config, settings), "skilleval-reports")
 

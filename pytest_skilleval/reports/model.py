@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from pytest_skilleval.results import CheckResult, Finding, Severity, Status
+from pytest_skilleval.tier3.selection_report import SelectionSummary
 
 SCHEMA_VERSION = "1.0"
 TIER_PURPOSE = {
@@ -75,6 +76,7 @@ class RunReport(BaseModel):
     severity_counts: dict[str, int]
     verdict_counts: dict[str, int]
     skills: list[SkillReport]
+    selection: SelectionSummary | None = Field(default=None, description="skill-selection accuracy over recorded trajectories")
 
 
 def _tier_summary(tier: int, records: list[CheckRecord]) -> TierSummary:

@@ -19,6 +19,8 @@ from pytest_skilleval.collect import RESULT_PROPERTY
 from pytest_skilleval.config import Settings
 from pytest_skilleval.reports import benchmark_md, summary
 from pytest_skilleval.reports.model import CheckRecord, RunReport, build_run, build_skill
+from pytest_skilleval.tier3.selection_report import SELECTION_PROPERTY
+from pytest_skilleval.tier3.selection_report import summarize as summarize_selection
 
 TOOL = {"name": "pytest-skilleval", "version": __version__}
 
@@ -38,10 +40,14 @@ class ReportSession:
         self.run: RunReport | None = None
         self.written: list[Path] = []
         self.write_error: str | None = None
+        self.selection: dict[str, str] = {}  # nodeid -> record; every phase's report repeats the properties
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for name, value in report.user_properties:
+            if name == SELECTION_PROPERTY:
+                self.selection[json.loads(value)["nodeid"]] = value
+                continue
             if name != RESULT_PROPERTY:
                 continue
             envelope = json.loads(value)
@@ -55,12 +61,15 @@ class ReportSession:
         s = self.settings
         settings = {"profile": s.profile, "fail_on": s.fail_on.value, "checks": s.checks or "default",
                     "allow_incomplete": s.allow_incomplete, "min_quality": s.min_quality}
-        return build_run(skills, tool=TOOL, generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                         complete=complete, exit_status=int(exitstatus), settings=settings)
+        run = build_run(skills, tool=TOOL, generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                        complete=complete, exit_status=int(exitstatus), settings=settings)
+        if self.selection:
+            run.selection = summarize_selection(json.loads(v) for v in self.selection.values())
+        return run
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if not self.records:
+        if not self.records and not self.selection:
             return
         self.run = self.build(exitstatus)
         if self.settings.report_dir is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pytest_skilleval.reports.model import RunReport, SkillReport
+from pytest_skilleval.tier3 import selection_report
 
 MAX_ROWS = 25
 
@@ -25,6 +26,8 @@ def _shown(run: RunReport) -> list[SkillReport]:
 
 
 def terminal_lines(run: RunReport) -> list[str]:
+    if not run.skills and run.selection is not None:  # a trajectories-only run has no skill table
+        return selection_report.terminal_lines(run.selection)
     rows = [HEADER, *(_row(s) for s in _shown(run))]
     widths = [min(max(len(r[i]) for r in rows), 60) for i in range(len(HEADER))]
     lines = ["  ".join(cell[:60].ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows]
@@ -36,6 +39,8 @@ def terminal_lines(run: RunReport) -> list[str]:
     lines.append(f"{run.skill_count} skill(s): {v.get('PASS', 0)} pass, {v.get('FAIL', 0)} fail, "
                  f"{v.get('INCOMPLETE', 0)} incomplete; findings {c['critical']} critical, {c['high']} high, "
                  f"{c['medium']} medium, {c['low']} low, {c['info']} info")
+    if run.selection is not None:
+        lines += selection_report.terminal_lines(run.selection)
     return lines
 
 
@@ -48,4 +53,6 @@ def github_markdown(run: RunReport) -> str:
     if shown:
         out += ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
         out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in _row(s)) + " |" for s in shown]
+    if run.selection is not None:
+        out += ["", selection_report.markdown(run.selection)]
     return "\n".join(out) + "\n"

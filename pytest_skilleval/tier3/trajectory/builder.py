@@ -283,6 +283,7 @@ class TrajectoryBuilder:
             harness=self.harness, format=self.fmt, source=self.source, session_id=self.session_id, model=self.model,
             task=self.task, messages=self._messages.items(), tool_calls=self._calls.items(),
             omitted_messages=self._messages.omitted, omitted_tool_calls=self._calls.omitted, catalog=self._catalog,
+            gap_after=min((g for g in (self._messages.gap_after(), self._calls.gap_after()) if g is not None), default=None),
             invocations=self.invocations, final_answer=T.cap(final, self.limits.body_chars)[0] if final else None,
             usage=self.usage, cost_usd=self.cost_usd, duration_ms=self.duration_ms,
             turns=self.turns if self.turns is not None else (self._assistant_turns or None), lines=lines, notes=notes)

@@ -167,6 +167,7 @@ class Trajectory(BaseModel):
     tool_calls: list[ToolCall] = Field(default_factory=list)
     omitted_messages: int = Field(default=0, description="messages parsed but left out of the middle of the window")
     omitted_tool_calls: int = 0
+    gap_after: int | None = Field(default=None, description="step after which the omitted middle of the window lies")
     catalog: SkillCatalog = Field(default_factory=SkillCatalog)
     invocations: list[SkillInvocation] = Field(default_factory=list)
     final_answer: str | None = None

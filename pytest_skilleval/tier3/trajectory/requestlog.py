@@ -101,17 +101,31 @@ def read_request_context(path: str | Path, limits: ParseLimits | None = None) ->
 
 
 def _scan(records: Iterator[dict[str, Any]], ctx: RequestContext) -> None:
+    fallback: list[str] = []
+    try:
+        _scan_requests(records, ctx, fallback)
+    finally:
+        if ctx.task is None and fallback:
+            ctx.task = fallback[0]
+
+
+def _scan_requests(records: Iterator[dict[str, Any]], ctx: RequestContext, fallback: list[str]) -> None:
     for record in records:
         body = _find_body(record)
         if body is None:
             continue
         ctx.requests += 1
         segs = request_segments(body)
-        if ctx.task is None:  # the first user text that is not an injected context block
-            for role, texts in segs:
+        # A request without tools is a side call (OpenCode's title generator): its user text is not the task.
+        side_call = not body.get("tools")
+        if ctx.task is None and not (side_call and fallback):
+            for role, texts in segs:  # the first user text that is not an injected context block
                 task = "\n".join(t.strip() for t in texts if t.strip() and not _CONTEXT.match(t)) if role == "user" else ""
-                if task:
+                if task and side_call:
+                    fallback.append(task)
+                elif task:
                     ctx.task = task
+                if task:
                     break
         if ctx.catalog is None:
             for role, texts in segs:

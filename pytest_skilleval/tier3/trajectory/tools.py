@@ -53,6 +53,10 @@ class Window:
             self.omitted += 1  # the oldest tail item falls into the omitted middle
         self.tail.append(item)
 
+    def gap_after(self) -> int | None:
+        """Position of the last head item when items were omitted after it."""
+        return self.head[-1].position if self.omitted and self.head else None
+
     def items(self) -> list[Any]:
         return [*self.head, *self.tail]
 
