@@ -81,10 +81,13 @@ def chunk_markdown(text: str, file: str, first_line: int = 1) -> list[Chunk]:
         if not tok.map:
             return
         start, end = tok.map
-        body = "\n".join(lines[start:end]).strip("\n")
-        if body.strip():
+        while end > start and not lines[end - 1].strip():
+            end -= 1  # a list item's span can run over the blank line after it
+        while start < end and not lines[start].strip():
+            start += 1
+        if start < end:
             section = " > ".join(h for _, h in headings)
-            out.append(Chunk(file, start + first_line, end + first_line - 1, kind, section, body))
+            out.append(Chunk(file, start + first_line, end + first_line - 1, kind, section, "\n".join(lines[start:end])))
 
     while i < len(tokens):
         tok = tokens[i]

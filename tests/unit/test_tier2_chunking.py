@@ -1,0 +1,95 @@
+"""Tier 2 chunking: structure-aware chunks with exact file and line spans."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import manifest, write_skill
+
+from pytest_skilleval.skill import Skill
+from pytest_skilleval.tier2.chunking import chunk_markdown, chunk_skill, markdown_files, strip_frontmatter
+
+BODY = """\
+# Title
+
+First paragraph, two lines
+of text.
+
+## Setup
+
+- item one
+- item two
+  - nested under two
+1. ordered
+
+```bash
+echo one
+
+echo two
+```
+
+| a | b |
+|---|---|
+| 1 | 2 |
+
+> quoted
+> text
+"""
+
+
+def _spans(chunks: list) -> list[tuple[str, int, int, str]]:
+    return [(c.kind, c.start_line, c.end_line, c.section) for c in chunks]
+
+
+def test_blocks_become_chunks_with_line_spans_and_sections() -> None:
+    chunks = chunk_markdown(BODY, "SKILL.md", first_line=5)
+    assert _spans(chunks) == [
+        ("paragraph", 7, 8, "Title"),
+        ("list_item", 12, 12, "Title > Setup"),
+        ("list_item", 13, 14, "Title > Setup"),  # the nested item stays inside its parent
+        ("list_item", 15, 15, "Title > Setup"),
+        ("code", 17, 21, "Title > Setup"),  # the fence is kept whole, blank line and all
+        ("table", 23, 25, "Title > Setup"),
+        ("blockquote", 27, 28, "Title > Setup"),
+    ]
+    code = chunks[4]
+    assert code.text == "```bash\necho one\n\necho two\n```"
+    assert code.location == "SKILL.md:17-21" and chunks[1].location == "SKILL.md:12"
+
+
+def test_headings_are_context_not_chunks() -> None:
+    chunks = chunk_markdown("# A\n\n## B\n\ntext under b\n\n# C\n\ntext under c\n", "x.md")
+    assert [(c.text, c.section) for c in chunks] == [("text under b", "A > B"), ("text under c", "C")]
+
+
+def test_frontmatter_is_stripped_and_lines_stay_those_of_the_file() -> None:
+    body, start = strip_frontmatter("---\ntitle: x\n---\nHello\n")
+    assert (body, start) == ("Hello\n", 4)
+    unclosed = "---\nnot closed\n\nText\n"
+    assert strip_frontmatter(unclosed) == (unclosed, 1)  # an unclosed block is text, not dropped
+    assert strip_frontmatter("\ufeffA\r\nB\r\n") == ("A\nB\n", 1)
+
+
+def test_skill_files_chunked_with_their_own_line_numbers(tmp_path: Path) -> None:
+    root = write_skill(tmp_path, "demo-skill", {
+        "SKILL.md": manifest(body="# Demo\n\nSee [the guide](references/guide.md) and [notes](NOTES.md).\n"),
+        "references/guide.md": "---\ntitle: guide\n---\n# Guide\n\nGuide paragraph.\n",
+        "NOTES.md": "Linked root note.\n",
+        "README.md": "For people browsing the repo, not for the agent.\n",
+        "BENCHMARK.md": "An evaluation card.\n",
+        "evals/cases.md": "Evaluation notes.\n",
+        "references/LICENSE.md": "License text.\n",
+    })
+    skill = Skill(root=root, key="demo-skill")
+    assert markdown_files(skill) == ["SKILL.md", "NOTES.md", "references/guide.md"]
+    located = [(c.file, c.start_line, c.text) for c in chunk_skill(skill)]
+    assert located == [
+        ("SKILL.md", 7, "See [the guide](references/guide.md) and [notes](NOTES.md)."),
+        ("NOTES.md", 1, "Linked root note."),
+        ("references/guide.md", 6, "Guide paragraph."),
+    ]
+
+
+def test_identical_text_has_identical_digest_whatever_the_whitespace() -> None:
+    a, b = chunk_markdown("Same words here.\n\nSame   words\nhere.\n", "x.md")
+    assert a.digest == b.digest and a.normalized == "Same words here."
