@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: eval test venv clean bench lint
+.PHONY: eval test venv clean bench lint agents
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,13 +14,31 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# The four agent CLIs the e2e tests drive, pinned by agents/package-lock.json, installed from the npm
+# registry into .cache/agents (reinstalled only when the lockfile changes); plus the Debian tools they
+# need offline: ripgrep (OpenCode) and bubblewrap (Codex's sandbox). Missing tools fail the e2e tests under CI=true.
+# `npm install` with the lockfile, not `npm ci`: ci insists on lock entries for every platform's optional
+# binary, and a registry mirror may not carry the ones for other OSes.
+AGENTS_DIR := .cache/agents
+$(AGENTS_DIR)/.installed: agents/package.json agents/package-lock.json
+	@command -v npm >/dev/null || { echo "npm not found: agent CLIs not installed (the e2e tests will skip, or fail under CI=true)"; exit 0; }; \
+	mkdir -p $(AGENTS_DIR) && cp agents/package.json agents/package-lock.json $(AGENTS_DIR)/ && \
+	cd $(AGENTS_DIR) && npm install --no-save --no-audit --no-fund --loglevel=error && touch .installed
+
+agents: $(AGENTS_DIR)/.installed
+	@command -v rg >/dev/null && command -v bwrap >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get install -y -qq ripgrep bubblewrap >/dev/null || { apt-get update -qq && apt-get install -y -qq ripgrep bubblewrap >/dev/null; }; \
+	  else echo "install ripgrep and bubblewrap (apt-get install ripgrep bubblewrap) for the agent e2e tests"; fi; }
+
 ## eval: run the main job (Tier 1) on example_skills/ and write skilleval-report/
 eval: $(STAMP)
 	$(BIN)/pytest --skills example_skills -p no:cacheprovider -n 2 --junitxml=skilleval-report/junit.xml -o addopts=""
 	@echo "reports: skilleval-report/ (BENCHMARK.md per skill, results.json, junit.xml)"
 
 ## test: the whole test suite
-test: $(STAMP)
+test: $(STAMP) agents
 	$(BIN)/pytest -n 2
 
 bench: $(STAMP)

@@ -1,0 +1,49 @@
+"""Fixtures for the real-CLI trials: one scripted gateway per worker, and a private sandbox per trial."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from pytest_skilleval.gateway import Gateway, GatewayConfig
+
+
+def require(condition: bool, message: str) -> None:
+    """Skip locally, but fail in CI: a CI run that silently skipped the CLIs would prove nothing."""
+    if condition:
+        return
+    if os.environ.get("CI", "").lower() in ("true", "1"):
+        pytest.fail(f"{message} (CI=true: missing agent tooling is a failure; run `make test` to install it)")
+    pytest.skip(message)
+
+
+def have(program: str) -> bool:
+    return shutil.which(program) is not None
+
+
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    config = GatewayConfig(mode="scripted", log_dir=tmp_path_factory.mktemp("gateway-logs"))
+    with Gateway(config) as gw:
+        yield gw
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    root: Path
+    home: Path  # private HOME (and every CLI config dir under it)
+    workspace: Path  # the project the agent works in
+    tmp: Path  # TMPDIR; deliberately not an ancestor of CODEX_HOME (Codex refuses helpers under TMPDIR)
+
+
+@pytest.fixture
+def sandbox(tmp_path: Path) -> Sandbox:
+    box = Sandbox(tmp_path, tmp_path / "home", tmp_path / "workspace", tmp_path / "tmp")
+    for folder in (box.home, box.workspace, box.tmp):
+        folder.mkdir()
+    return box
