@@ -44,7 +44,14 @@ class BatchedCheck(Check):
     def scan(self, skills: Sequence[Skill], ctx: CheckContext) -> dict[Path, CheckResult]:
         """Scan every skill, keyed by ``skill.root``. Raise ToolError when evidence is missing."""
 
+    def needs_scan(self, skill: Skill) -> bool:
+        """False when the skill has nothing for the scanners (e.g. no scripts): then ``scan`` is
+        called for it alone, and no tool starts, not even for a version number."""
+        return True
+
     def run(self, skill: Skill, ctx: CheckContext) -> CheckResult:
+        if not self.needs_scan(skill):
+            return self._scan_now([skill], ctx)[skill.root]
         if ctx.batcher is None:
             return self._scan_now([skill], ctx)[skill.root]
         return ctx.batcher.result(self, skill, ctx)
@@ -169,7 +176,12 @@ class Batcher:
         return cached is not None
 
     def _scan(self, check: BatchedCheck, roots: Sequence[Path], ctx: CheckContext) -> None:
-        todo = [r for r in roots if (check.name, r) not in self._memo and not self._from_cache(check, r, ctx)]
+        pending = [r for r in roots if (check.name, r) not in self._memo]
+        for root in pending:
+            skill = self.load_skill(root)
+            if not check.needs_scan(skill):  # answered without a tool, a fingerprint or a cache entry
+                self._memo[(check.name, root)] = check._scan_now([skill], ctx)[root]
+        todo = [r for r in pending if (check.name, r) not in self._memo and not self._from_cache(check, r, ctx)]
         if not todo:
             return
         skills = [self.load_skill(r) for r in todo]

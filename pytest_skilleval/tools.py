@@ -32,7 +32,8 @@ class ToolSpec:
     install_hint: str
     version_args: tuple[str, ...] = ("--version",)
     version_pattern: str = r"(\d+\.\d+(?:\.\d+)?)"
-    env: Mapping[str, str] = field(default_factory=dict)
+    # Not part of the hash: specs are cache keys (``version``), and a dict is unhashable.
+    env: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     @property
     def override_var(self) -> str:

@@ -60,18 +60,10 @@ STAGED_SUFFIX = {"python": ".py", "shell": ".sh", "javascript": ".js", "typescri
 SEMGREP_SEVERITY = {"ERROR": Severity.HIGH, "WARNING": Severity.MEDIUM, "INFO": Severity.LOW, **{s.value: s for s in Severity}}
 
 
-class _Env(dict[str, str]):
-    """A hashable env mapping, never mutated: ``tools.version`` caches on the frozen ToolSpec, and
-    ToolSpec's default ``env={}`` makes every spec unhashable (see the closing note of issue 3)."""
-
-    def __hash__(self) -> int:  # type: ignore[override]
-        return hash(tuple(sorted(self.items())))
-
-
-BANDIT = ToolSpec("bandit", "bandit", "pip install bandit  (a dependency of pytest-skilleval)", env=_Env())
+BANDIT = ToolSpec("bandit", "bandit", "pip install bandit  (a dependency of pytest-skilleval)")
 #: Without the version-check switch semgrep waits ~100 s for semgrep.dev after every scan.
 SEMGREP = ToolSpec("semgrep", "semgrep", "pip install 'pytest-skilleval[scanners]'  (or: pip install semgrep)",
-                   env=_Env(SEMGREP_ENABLE_VERSION_CHECK="0"))
+                   env={"SEMGREP_ENABLE_VERSION_CHECK": "0"})
 
 _SHEBANG = re.compile(r"#![ \t]*(\S+)[ \t]*(.*)")
 _PARSE_ERROR = re.compile(r"syntax|pars|lexical", re.IGNORECASE)
@@ -286,9 +278,8 @@ class SecurityCheck(BatchedCheck):
     tools = (BANDIT, SEMGREP)
     cache_version = "1-" + _rules_digest()
 
-    def run(self, skill: Skill, ctx: CheckContext) -> CheckResult:
-        plan = find_scripts(skill)  # nothing to scan: no batch, no cache key, so no tool is even asked its version
-        return super().run(skill, ctx) if plan.scripts else self._result(plan, {})
+    def needs_scan(self, skill: Skill) -> bool:
+        return bool(find_scripts(skill).scripts)
 
     def scan(self, skills: Sequence[Skill], ctx: CheckContext) -> dict[Path, CheckResult]:
         plans = {skill.root: find_scripts(skill) for skill in skills}

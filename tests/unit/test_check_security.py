@@ -231,7 +231,8 @@ def test_n_skills_are_scanned_by_one_process_per_tool(make_skill: MakeSkill, mon
     batcher = _batcher(skills)
     results = _run_all(skills, batcher)
     assert spy.calls == {"bandit": 1, "semgrep": 1}
-    assert batcher.scanned == len(skills)
+    assert batcher.scanned == 5  # the script-less skill is answered without being handed to a scanner
+    assert results["plain"].metrics == {"scripts": 0}
     for i in range(5):  # findings went back to the skill that owns the file
         assert {f.file for f in results[f"tool-{i}"].findings} == {f"s{i}.py", f"s{i}.sh"}
     assert results["plain"].metrics == {"scripts": 0}
