@@ -22,8 +22,8 @@ _REDIRECT = re.compile(r"^\d*(?:>>?|<|&>|>&)(.*)$")
 def _tokens(segment: str) -> list[str]:
     try:
         return shlex.split(segment, posix=True)
-    except ValueError:  # an unbalanced quote: fall back to whitespace, never raise on agent input
-        return segment.split()
+    except ValueError:  # an unbalanced quote: the shell would refuse to run it, so it reads nothing
+        return []
 
 
 def unwrap(command: str) -> str:

@@ -66,6 +66,7 @@ class CodexParser(TrajectoryParser):
 
     def parse(self, records: Iterable[dict[str, Any]], builder: TrajectoryBuilder) -> None:
         first_ts = last_ts = None
+        started: set[str] = set()  # items whose call is already recorded by item.started
         for rec in records:
             kind = str(rec.get("type", ""))
             stamp = _timestamp(rec.get("timestamp"))
@@ -76,12 +77,12 @@ class CodexParser(TrajectoryParser):
                 self._rollout(kind, rec.get("payload") or {}, builder)
             else:
                 builder.fmt = builder.fmt or "exec-json"
-                self._exec(kind, rec, builder)
+                self._exec(kind, rec, builder, started)
         if first_ts is not None and last_ts is not None and builder.duration_ms is None:
             builder.duration_ms = round((last_ts - first_ts) * 1000, 3)
 
     # -- exec --json --------------------------------------------------------------------------------
-    def _exec(self, kind: str, rec: dict[str, Any], builder: TrajectoryBuilder) -> None:
+    def _exec(self, kind: str, rec: dict[str, Any], builder: TrajectoryBuilder, started: set[str]) -> None:
         if kind == "thread.started":
             builder.session_id = rec.get("thread_id")
         elif kind == "turn.started":
@@ -93,17 +94,22 @@ class CodexParser(TrajectoryParser):
             err = rec.get("error", rec)
             builder.message("error", T.flatten(err.get("message") if isinstance(err, dict) else err))
         elif kind == "item.completed" and isinstance(rec.get("item"), dict):
-            self._item(rec["item"], builder)
-        # item.started / item.updated: in progress; the completed event carries the outcome
+            self._item(rec["item"], builder, started)
+        elif kind == "item.started" and isinstance(rec.get("item"), dict) and rec["item"].get("type") == "command_execution":
+            # A command the run never finished still shows in the trajectory, without a result.
+            item = rec["item"]
+            builder.tool_call(item.get("id"), "shell", {"command": item.get("command") or ""})
+            started.add(str(item.get("id")))
 
-    def _item(self, item: dict[str, Any], builder: TrajectoryBuilder) -> None:
+    def _item(self, item: dict[str, Any], builder: TrajectoryBuilder, started: set[str]) -> None:
         kind = item.get("type") or item.get("item_type")  # very early builds used item_type
         iid = item.get("id")
         if kind == "agent_message":
             builder.message("assistant", item.get("text") or "")
             builder.assistant_turn()
         elif kind == "command_execution":
-            builder.tool_call(iid, "shell", {"command": item.get("command") or ""})
+            if str(iid) not in started:
+                builder.tool_call(iid, "shell", {"command": item.get("command") or ""})
             code = item.get("exit_code")
             builder.tool_result(iid, item.get("aggregated_output") or "", status=item.get("status"),
                                 exit_code=code if isinstance(code, int) else None)

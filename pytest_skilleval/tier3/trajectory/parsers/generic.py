@@ -22,7 +22,8 @@ class GenericParser(TrajectoryParser):
     priority = 1000
 
     def sniff(self, first_lines: Sequence[str]) -> bool:
-        return bool(sniff_objects(first_lines))
+        # Any JSON: whole objects per line, or the start of one (pretty-printed) JSON document.
+        return bool(sniff_objects(first_lines)) or bool(first_lines and first_lines[0][:1] in "{[")
 
     def parse(self, records: Iterable[dict[str, Any]], builder: TrajectoryBuilder) -> None:
         builder.fmt = "messages"
