@@ -22,7 +22,7 @@ def test_exec_json_shell_reads_with_pipes_and_sigpipe() -> None:
     assert traj.final_answer == "FINAL: revenue grew from 12.1 to 13.4."
     assert (traj.usage.input_tokens, traj.usage.output_tokens) == (1234, 56)
     # item.started records the call; item.completed its result: one call each.
-    assert [c.arguments["command"][14:22] for c in traj.tool_calls] == ["cat /wor", "sed -n '", "pdftotex"]
+    assert [c.arguments["command"][15:23] for c in traj.tool_calls] == ["cat /wor", "sed -n '", "pdftotex"]
 
 
 def test_exec_json_with_the_request_log_gets_catalog_and_task() -> None:
