@@ -11,14 +11,17 @@ from collections.abc import Iterable
 from typing import Any
 
 REDACTED = "<REDACTED>"
-KEY_PATTERNS = re.compile(
-    r"sk-skilleval-[A-Za-z0-9_-]{8,}"  # our own scoped tokens
-    r"|sk-ant-[A-Za-z0-9_-]{16,}"  # Anthropic
-    r"|sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}"  # OpenAI
-    r"|AIza[0-9A-Za-z_-]{35}"  # Google
-    r"|nvapi-[A-Za-z0-9_-]{32,}"  # NVIDIA Build
-    r"|(?<=[Bb]earer )[A-Za-z0-9._~+/-]{20,}=*"
-)
+# One pattern per literal prefix: `re` jumps straight to a literal prefix, while an alternation or
+# a look-behind is tried at every position (measured on a 120 KB agent prompt: 2.0 ms → 0.4 ms).
+KEY_PATTERNS = tuple((re.compile(p), r) for p, r in (
+    (r"sk-(?:skilleval-[A-Za-z0-9_-]{8,}"  # our own scoped tokens
+     r"|ant-[A-Za-z0-9_-]{16,}"  # Anthropic
+     r"|(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,})", REDACTED),  # OpenAI
+    (r"AIza[0-9A-Za-z_-]{35}", REDACTED),  # Google
+    (r"nvapi-[A-Za-z0-9_-]{32,}", REDACTED),  # NVIDIA Build
+    (r"Bearer [A-Za-z0-9._~+/-]{20,}=*", f"Bearer {REDACTED}"),
+    (r"bearer [A-Za-z0-9._~+/-]{20,}=*", f"bearer {REDACTED}"),
+))
 
 
 class Scrubber:
@@ -29,7 +32,9 @@ class Scrubber:
     def text(self, text: str) -> str:
         for secret in self._secrets:
             text = text.replace(secret, REDACTED)
-        return KEY_PATTERNS.sub(REDACTED, text)
+        for pattern, replacement in KEY_PATTERNS:
+            text = pattern.sub(replacement, text)
+        return text
 
     def value(self, value: Any) -> Any:
         """A copy of a JSON value with every string scrubbed."""

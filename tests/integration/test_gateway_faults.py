@@ -150,3 +150,18 @@ def test_unreachable_upstream_is_a_502(tmp_path: Path) -> None:
 def test_missing_upstream_key_names_the_variable(tmp_path: Path) -> None:
     with Gateway(GatewayConfig(mode="proxy", upstreams={})) as gw, gw.trial("no-key") as live:
         expect_error(live, "anthropic", False, anthropic.InternalServerError, "no_upstream_key", "ANTHROPIC_API_KEY")
+
+
+def test_upstream_connections_are_reused(trial: Trial, upstream: FakeUpstream) -> None:
+    for stream in (False, True, False):
+        call(trial, "chat", stream)
+    assert len({r["client_port"] for r in upstream.requests}) == 1  # one keep-alive connection for all three
+
+
+def test_a_connection_closed_while_idle_is_replaced_transparently(trial: Trial, upstream: FakeUpstream) -> None:
+    upstream.close_after_each = True  # the pooled connection is dead by the time it is reused
+    answers = [call(trial, "anthropic", False).content[0].text for _ in range(3)]
+    assert answers == ["a reply long enough to be cut in the middle, with several events"] * 3
+    assert len(upstream.requests) == 3  # each call reached upstream exactly once: no duplicate model call
+    trial.wait_idle()
+    assert [e["error"] for e in trial.entries] == [None] * 3

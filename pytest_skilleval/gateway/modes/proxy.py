@@ -22,6 +22,7 @@ from urllib.parse import urlencode, urlsplit
 from pytest_skilleval.gateway.config import DEFAULT_KEY_ENV, Upstream
 from pytest_skilleval.gateway.exchange import Exchange
 from pytest_skilleval.gateway.modes.base import Mode
+from pytest_skilleval.gateway.modes.pool import ConnectionPool
 from pytest_skilleval.gateway.protocols.base import Usage
 from pytest_skilleval.gateway.protocols.sse import SSEParser
 from pytest_skilleval.gateway.scrub import Scrubber
@@ -35,8 +36,9 @@ class ProxyMode(Mode):
     name = "proxy"
     billed = True
 
-    def __init__(self, upstreams: Mapping[str, Upstream], timeout_s: float, scrubber: Scrubber) -> None:
+    def __init__(self, upstreams: Mapping[str, Upstream], timeout_s: float, scrubber: Scrubber, pool: ConnectionPool | None = None) -> None:
         self.upstreams, self.timeout_s, self.scrubber = upstreams, timeout_s, scrubber
+        self.pool = pool or ConnectionPool()
 
     def tap(self, ex: Exchange, status: int, content_type: str, body: bytes) -> None:
         """What the client received, for subclasses that keep it (record mode)."""
@@ -53,39 +55,38 @@ class ProxyMode(Mode):
         target = url.path + ("?" + urlencode(query) if query else "")
         headers = {k: v for k, v in ex.headers.items() if k in FORWARD_REQUEST}
         headers.update({"accept-encoding": "identity", **upstream.auth_headers()})  # identity: we must read usage
-        connection_class = http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
-        conn = connection_class(url.netloc, timeout=self.timeout_s)
         try:
-            try:
-                conn.request(ex.method, target, body=ex.body or None, headers=headers)
-                resp = conn.getresponse()
-            except TimeoutError:
-                ex.send_error(504, "upstream_timeout", f"upstream {url.netloc} did not answer within {self.timeout_s:g}s")
-                return
-            except (OSError, http.client.HTTPException) as exc:
-                ex.send_error(502, "upstream_unreachable", f"upstream {url.netloc} failed before answering: {exc!r}")
-                return
+            conn, resp = self.pool.request(url.scheme, url.netloc, self.timeout_s, ex.method, target, ex.body or None, headers)
+        except TimeoutError:
+            ex.send_error(504, "upstream_timeout", f"upstream {url.netloc} did not answer within {self.timeout_s:g}s")
+            return
+        except (OSError, http.client.HTTPException) as exc:
+            ex.send_error(502, "upstream_unreachable", f"upstream {url.netloc} failed before answering: {exc!r}")
+            return
+        clean = False
+        try:
             content_type = resp.getheader("content-type") or "application/json"
             passthrough = {k: v for k, v in resp.getheaders() if k.lower().startswith(FORWARD_RESPONSE_PREFIXES)}
             if resp.status == 200 and "text/event-stream" in content_type:
-                self._relay_stream(ex, resp, content_type, passthrough)
+                clean = self._relay_stream(ex, resp, content_type, passthrough)
             else:
-                self._relay_body(ex, resp, content_type, passthrough)
+                clean = self._relay_body(ex, resp, content_type, passthrough)
         finally:
-            conn.close()
+            self.pool.release(url.scheme, url.netloc, self.timeout_s, conn, resp, clean)
 
-    def _relay_body(self, ex: Exchange, resp: http.client.HTTPResponse, content_type: str, headers: dict[str, str]) -> None:
+    def _relay_body(self, ex: Exchange, resp: http.client.HTTPResponse, content_type: str, headers: dict[str, str]) -> bool:
+        """Relay a complete body; True when the upstream connection is clean enough to reuse."""
         if int(resp.getheader("content-length") or 0) > MAX_BODY:
             ex.send_error(502, "upstream_too_large", f"upstream response is larger than {MAX_BODY} bytes")
-            return
+            return False
         try:
             raw = resp.read()  # read() without a size raises IncompleteRead on a short body; read(n) would not
         except TimeoutError:
             ex.send_error(504, "upstream_timeout", f"upstream stopped sending its response for {self.timeout_s:g}s")
-            return
+            return False
         except (OSError, http.client.HTTPException) as exc:
             ex.send_error(502, "upstream_dropped", f"upstream closed the connection mid-response: {exc!r}")
-            return
+            return False
         try:
             data = json.loads(raw)
         except ValueError:
@@ -95,15 +96,16 @@ class ProxyMode(Mode):
                 preview = raw[:120].decode("utf-8", errors="replace")
                 ex.send_error(502, "upstream_malformed_json", f"upstream answered {resp.status} with a body that is not JSON "
                                                               f"({len(raw)} bytes, starting {preview!r})")
-                return
+                return True
             ex.usage = ex.protocol.usage_from_json(data)
         else:
             ex.fail(f"upstream_{resp.status}", raw[:300].decode("utf-8", errors="replace"))
         body = self.scrubber.text(raw.decode("utf-8", errors="replace")).encode("utf-8")  # vendors echo key fragments in 401s
         ex.send_body(resp.status, body, content_type, headers)
         self.tap(ex, resp.status, content_type, body)
+        return True
 
-    def _relay_stream(self, ex: Exchange, resp: http.client.HTTPResponse, content_type: str, headers: dict[str, str]) -> None:
+    def _relay_stream(self, ex: Exchange, resp: http.client.HTTPResponse, content_type: str, headers: dict[str, str]) -> bool:
         ex.start_stream(200, content_type, headers)
         parser, usage, finished, seen = SSEParser(), Usage(), False, bytearray()
         problem = ""
@@ -130,3 +132,4 @@ class ProxyMode(Mode):
             ex.write(tail)
             seen += tail
         self.tap(ex, 200, content_type, bytes(seen))
+        return not problem and ex.error is None

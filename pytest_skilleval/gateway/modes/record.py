@@ -9,6 +9,7 @@ from pathlib import Path
 from pytest_skilleval.gateway.cassette import Cassette, Interaction, Signature
 from pytest_skilleval.gateway.config import Upstream
 from pytest_skilleval.gateway.exchange import Exchange
+from pytest_skilleval.gateway.modes.pool import ConnectionPool
 from pytest_skilleval.gateway.modes.proxy import ProxyMode
 from pytest_skilleval.gateway.scrub import Scrubber
 
@@ -16,9 +17,9 @@ from pytest_skilleval.gateway.scrub import Scrubber
 class RecordMode(ProxyMode):
     name = "record"
 
-    def __init__(self, upstreams: Mapping[str, Upstream], timeout_s: float, scrubber: Scrubber, path: Path,
+    def __init__(self, upstreams: Mapping[str, Upstream], timeout_s: float, scrubber: Scrubber, pool: ConnectionPool, path: Path,
                  trial: str, placeholders: Mapping[str, str]) -> None:
-        super().__init__(upstreams, timeout_s, scrubber)
+        super().__init__(upstreams, timeout_s, scrubber, pool)
         self.path, self.placeholders = path, dict(placeholders)
         self.cassette = Cassette(trial, placeholders=tuple(self.placeholders))
         self._lock = threading.Lock()
