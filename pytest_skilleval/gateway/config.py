@@ -71,7 +71,7 @@ class GatewayConfig:
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"gateway mode {self.mode!r}: expected one of {', '.join(MODES)}")
-        if self.host not in ("127.0.0.1", "::1", "localhost"):
+        if self.host not in ("127.0.0.1", "localhost"):
             raise ValueError("the gateway listens on loopback only")
 
     def real_keys(self) -> list[str]:

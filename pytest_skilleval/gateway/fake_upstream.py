@@ -54,8 +54,7 @@ class FakeUpstream:
     @property
     def url(self) -> str:
         assert self._server is not None, "not started"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self._server.server_port}"
 
 
 class _Handler(BaseHTTPRequestHandler):

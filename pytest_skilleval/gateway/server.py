@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import gzip
 import hashlib
+import importlib
 import json
 import re
 import threading
@@ -103,8 +104,7 @@ class Gateway:
     def url(self) -> str:
         if self._server is None:
             raise RuntimeError("the gateway is not started")
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{self.config.host}:{self._server.server_port}"
 
     # -- trials --------------------------------------------------------------------------------
     def cassette_path(self, name: str) -> Path:
@@ -286,7 +286,7 @@ def _read_body(handler: BaseHTTPRequestHandler, headers: dict[str, str]) -> byte
         return zlib.decompress(raw)
     if encoding == "zstd":
         try:
-            import zstandard  # type: ignore[import-not-found]  # optional: only Codex may compress
+            zstandard = importlib.import_module("zstandard")  # optional: only Codex may compress, and it did not here
         except ImportError:
             raise _BadRequest("zstd request bodies need the 'zstandard' package") from None
         return bytes(zstandard.ZstdDecompressor().decompressobj().decompress(raw))

@@ -120,7 +120,7 @@ class Trial:
 
     @property
     def cost_usd(self) -> float:
-        return round(sum(e["cost_usd"] for e in list(self.entries)), 8)
+        return round(float(sum(e["cost_usd"] for e in list(self.entries))), 8)
 
     def request_texts(self) -> list[str]:
         """Each logged request body as JSON text, in order: what skill-listing assertions search."""

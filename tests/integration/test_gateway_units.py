@@ -6,6 +6,7 @@ import gzip
 import http.client
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -19,7 +20,7 @@ from pytest_skilleval.gateway.scrub import REDACTED, Scrubber
 
 SKILL_SCRIPT = {"side_text": "a title", "steps": [{"text": "Loading.", "tool": "skill", "args": {"name": "greet"}}, {"text": "FINAL"}]}
 
-BODIES = {  # one request per protocol holding two tool results
+BODIES: dict[str, Any] = {  # one request per protocol holding two tool results
     "/v1/messages": {"model": "m", "stream": True, "tools": [{"name": "skill"}], "messages": [
         {"role": "user", "content": "hi"},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": [{"type": "text", "text": "one"}]},

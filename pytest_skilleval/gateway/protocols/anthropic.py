@@ -56,7 +56,7 @@ class AnthropicMessages(WireProtocol):
 
     def render_events(self, reply: Reply, request: NeutralRequest) -> list[bytes]:
         start_usage = {**self._usage(reply.usage), "output_tokens": 1}
-        message = {"id": new_id("msg_"), "type": "message", "role": "assistant", "model": reply.model, "content": [],
+        message: dict[str, Any] = {"id": new_id("msg_"), "type": "message", "role": "assistant", "model": reply.model, "content": [],
                    "stop_reason": None, "stop_sequence": None, "usage": start_usage}
         events = [sse.encode({"type": "message_start", "message": message}, "message_start")]
         for index, block in enumerate(self._blocks(reply)):

@@ -100,4 +100,4 @@ class OpenAIChat(WireProtocol):
         return usage
 
     def stream_finished(self, event: str, data: Any) -> bool:
-        return data == "[DONE]"
+        return bool(data == "[DONE]")
