@@ -178,14 +178,15 @@ def offered_catalog(traj: Trajectory, catalog: SkillCatalog | list[CatalogSkill]
 def judge_skill(judge: ChatProvider, prompt: str, skill: SkillSelection, *, model: str | None = None) -> SelectionRow:
     request = ChatRequest(messages=(ChatMessage(role="system", content=SYSTEM_PROMPT), ChatMessage(role="user", content=prompt)),
                           model=model, max_tokens=1024, schema_name="skill_selection_rating")
-    common = {"skill": skill.name, "refused": skill.refused, "how": skill.how.value}
     try:
         rating, reply = judge.structured(request, SkillSelectionRating)
     except Exception as exc:  # ProviderError after retries, or a broken provider: an ERROR row, never a 0
-        return SelectionRow(label="error", passed=False, reason=f"{skill.name}: judge failed: {type(exc).__name__}: {exc}", **common)
+        return SelectionRow(skill=skill.name, refused=skill.refused, how=skill.how.value, label="error", passed=False,
+                            reason=f"{skill.name}: judge failed: {type(exc).__name__}: {exc}")
     score = 1.0 if rating.score == "Yes" else 0.0
-    return SelectionRow(label=rating.score, score=score, passed=score == 1.0, reason=f"{skill.name}: {rating.reasoning}",
-                        judge_model=reply.model, input_tokens=reply.input_tokens, output_tokens=reply.output_tokens, **common)
+    return SelectionRow(skill=skill.name, refused=skill.refused, how=skill.how.value, label=rating.score, score=score,
+                        passed=score == 1.0, reason=f"{skill.name}: {rating.reasoning}", judge_model=reply.model,
+                        input_tokens=reply.input_tokens, output_tokens=reply.output_tokens)
 
 
 def not_applicable_row(traj: Trajectory, catalog: SkillCatalog) -> SelectionRow:

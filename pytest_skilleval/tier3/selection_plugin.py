@@ -166,10 +166,10 @@ class SelectionItem(pytest.Function):
         if score is not None:
             self.user_properties.append(("skilleval.score", f"{score:g}"))
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
         if isinstance(excinfo.value, SelectionFailed):
-            return str(excinfo.value)
-        return str(super().repr_failure(excinfo, style=style))
+            return str(excinfo.value)  # the verdict and its reason, not a traceback into this module
+        return str(super().repr_failure(excinfo))
 
 
 class ParseErrorItem(pytest.Item):

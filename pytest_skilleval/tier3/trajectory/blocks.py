@@ -63,11 +63,11 @@ def feed_block(builder: TrajectoryBuilder, role: str, block: Any, *, agent: str 
     elif "toolResult" in block and isinstance(block["toolResult"], dict):
         res = block["toolResult"]
         builder.tool_result(res.get("toolUseId"), T.flatten(res.get("content")), status=res.get("status"), error=result_error(res))
-    elif isinstance(block.get("functionCall") or block.get("function_call"), dict):
-        fc = block.get("functionCall") or block.get("function_call")
+    elif T.as_dict(block.get("functionCall") or block.get("function_call")):  # Google: camelCase or snake_case
+        fc = T.as_dict(block.get("functionCall") or block.get("function_call"))
         builder.tool_call(fc.get("id"), str(fc.get("name") or ""), fc.get("args") or {}, agent=agent)
-    elif isinstance(block.get("functionResponse") or block.get("function_response"), dict):
-        fr = block.get("functionResponse") or block.get("function_response")
+    elif T.as_dict(block.get("functionResponse") or block.get("function_response")):
+        fr = T.as_dict(block.get("functionResponse") or block.get("function_response"))
         feed_response(builder, fr.get("id"), fr.get("name"), fr.get("response"))
     elif kind in _ITEM_TYPES:
         feed_item(builder, block, agent=agent)
@@ -113,6 +113,6 @@ def feed_message(builder: TrajectoryBuilder, msg: dict[str, Any], *, agent: str 
         feed_block(builder, role, block, agent=agent)
     for tc in msg.get("tool_calls") or []:
         if isinstance(tc, dict):
-            fn = tc.get("function") if isinstance(tc.get("function"), dict) else tc
+            fn = T.as_dict(tc.get("function")) or tc
             builder.tool_call(tc.get("id"), str(fn.get("name") or ""), fn.get("arguments", {}), agent=agent)
     return True

@@ -10,7 +10,7 @@ limit, and its message list is replayed as records. Every failure is a
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -81,7 +81,7 @@ class RecordReader:
                 fh.seek(0)
         return self.first_lines
 
-    def records(self) -> Iterator[dict[str, Any]]:
+    def records(self) -> Generator[dict[str, Any], None, None]:
         self.sniff_lines()
         if self._document:
             yield from self._document_records()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,7 +100,7 @@ def read_request_context(path: str | Path, limits: ParseLimits | None = None) ->
     return ctx
 
 
-def _scan(records: Iterator[dict[str, Any]], ctx: RequestContext) -> None:
+def _scan(records: Iterable[dict[str, Any]], ctx: RequestContext) -> None:
     fallback: list[str] = []
     try:
         _scan_requests(records, ctx, fallback)
@@ -109,7 +109,7 @@ def _scan(records: Iterator[dict[str, Any]], ctx: RequestContext) -> None:
             ctx.task = fallback[0]
 
 
-def _scan_requests(records: Iterator[dict[str, Any]], ctx: RequestContext, fallback: list[str]) -> None:
+def _scan_requests(records: Iterable[dict[str, Any]], ctx: RequestContext, fallback: list[str]) -> None:
     for record in records:
         body = _find_body(record)
         if body is None:

@@ -132,3 +132,8 @@ def unwrap_skill_body(text: str) -> str:
         if m and m.group(1).strip():
             return m.group(1).strip()
     return text
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else ``{}``: harness fields are optional and untyped."""
+    return value if isinstance(value, dict) else {}

@@ -40,7 +40,7 @@ def _output(raw: Any) -> tuple[str, int | None, str | None]:
     if isinstance(raw, str):
         decoded = T.decode_json_string(raw) if raw.lstrip().startswith("{") else None
         if isinstance(decoded, dict) and "output" in decoded:  # older: {"output", "metadata": {"exit_code"}}
-            meta = decoded.get("metadata") if isinstance(decoded.get("metadata"), dict) else {}
+            meta = T.as_dict(decoded.get("metadata"))
             code = meta.get("exit_code")
             return T.flatten(decoded["output"]), code if isinstance(code, int) else None, None
         m = _PREAMBLE.match(raw)
@@ -148,7 +148,7 @@ class CodexParser(TrajectoryParser):
             elif ptype == "function_call":
                 builder.tool_call(p.get("call_id"), str(p.get("name") or ""), T.decode_json_string(p.get("arguments")))
             elif ptype == "local_shell_call":
-                action = p.get("action") if isinstance(p.get("action"), dict) else {}
+                action = T.as_dict(p.get("action"))
                 builder.tool_call(p.get("call_id") or p.get("id"), "local_shell", {"command": action.get("command") or ""})
             elif ptype in ("function_call_output", "local_shell_call_output"):
                 text, code, error = _output(p.get("output"))

@@ -77,14 +77,14 @@ class GeminiCliParser(TrajectoryParser):
         elif kind == "tool_use":
             builder.tool_call(rec.get("tool_id"), str(rec.get("tool_name") or ""), rec.get("parameters") or {})
         elif kind == "tool_result":
-            err = rec.get("error") if isinstance(rec.get("error"), dict) else {}
+            err = T.as_dict(rec.get("error"))
             output = T.flatten(rec.get("output"))
             builder.tool_result(rec.get("tool_id"), output or str(err.get("message") or ""), status=rec.get("status"),
                                 error=err.get("message") if isinstance(err.get("message"), str) else None, body=None)
         elif kind == "error":
             builder.message("error", str(rec.get("message") or ""))
         elif kind == "result":
-            stats = rec.get("stats") if isinstance(rec.get("stats"), dict) else {}
+            stats = T.as_dict(rec.get("stats"))
             builder.usage = Usage(input_tokens=int(stats.get("input_tokens") or 0), output_tokens=int(stats.get("output_tokens") or 0),
                                   cached_input_tokens=int(stats.get("cached") or 0))
             if isinstance(stats.get("duration_ms"), (int, float)):

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pytest_skilleval.tier3.trajectory import blocks
+from pytest_skilleval.tier3.trajectory import text as T
 from pytest_skilleval.tier3.trajectory.builder import TrajectoryBuilder
 from pytest_skilleval.tier3.trajectory.registry import TrajectoryParser, sniff_objects
 
@@ -28,7 +29,6 @@ class GenericParser(TrajectoryParser):
     def parse(self, records: Iterable[dict[str, Any]], builder: TrajectoryBuilder) -> None:
         builder.fmt = "messages"
         for rec in records:
-            msg = rec.get("message") if isinstance(rec.get("message"), dict) and "role" not in rec else rec
-            if isinstance(msg.get("item"), dict):  # {"type": "item.completed", "item": {…}} style envelopes
-                msg = msg["item"]
+            msg = T.as_dict(rec.get("message")) if "role" not in rec and isinstance(rec.get("message"), dict) else rec
+            msg = T.as_dict(msg.get("item")) or msg  # {"type": "item.completed", "item": {…}} style envelopes
             blocks.feed_message(builder, msg)

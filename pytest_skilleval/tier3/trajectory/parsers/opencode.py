@@ -37,7 +37,7 @@ class OpenCodeParser(TrajectoryParser):
             if isinstance(ts, (int, float)):
                 first_ts, last_ts = first_ts if first_ts is not None else ts, ts
             builder.session_id = builder.session_id or rec.get("sessionID")
-            part = rec.get("part") if isinstance(rec.get("part"), dict) else {}
+            part = T.as_dict(rec.get("part"))
             kind = rec.get("type")
             if kind == "step_start":
                 builder.turns = (builder.turns or 0) + 1
@@ -46,21 +46,21 @@ class OpenCodeParser(TrajectoryParser):
             elif kind == "tool_use":
                 self._tool(part, builder)
             elif kind == "step_finish":
-                tokens = part.get("tokens") if isinstance(part.get("tokens"), dict) else {}
-                cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+                tokens = T.as_dict(part.get("tokens"))
+                cache = T.as_dict(tokens.get("cache"))
                 builder.add_usage(tokens.get("input"), tokens.get("output"), cache.get("read"))
                 if isinstance(part.get("cost"), (int, float)):
                     cost += float(part["cost"])
             elif kind == "error":
                 err = rec.get("error")
-                data = err.get("data") if isinstance(err, dict) and isinstance(err.get("data"), dict) else {}
+                data = T.as_dict(T.as_dict(err).get("data"))
                 builder.message("error", str(data.get("message") or T.flatten(err)))
         builder.cost_usd = round(cost, 9) if builder.turns else None
         if first_ts is not None and last_ts is not None:
             builder.duration_ms = float(last_ts - first_ts)  # no result event: derive it from the stamps (ms)
 
     def _tool(self, part: dict[str, Any], builder: TrajectoryBuilder) -> None:
-        state = part.get("state") if isinstance(part.get("state"), dict) else {}
+        state = T.as_dict(part.get("state"))
         call_id = part.get("callID") or part.get("id")
         name = str(part.get("tool") or "")
         builder.tool_call(call_id, name, state.get("input") or {})

@@ -39,7 +39,7 @@ def _action_call(action: dict[str, Any], tool_name: str | None) -> tuple[str, di
 
 def _observation(builder: TrajectoryBuilder, call_id: str | None, obs: dict[str, Any]) -> None:
     content = obs.get("content", obs.get("output"))
-    meta = obs.get("metadata") if isinstance(obs.get("metadata"), dict) else {}
+    meta = T.as_dict(obs.get("metadata"))
     code = obs.get("exit_code", meta.get("exit_code"))
     builder.tool_result(call_id, T.flatten(content), is_error=bool(obs.get("is_error")), error=blocks.result_error(obs),
                         exit_code=code if isinstance(code, int) and code >= 0 else None)
@@ -67,7 +67,7 @@ class OpenHandsParser(TrajectoryParser):
             if kind == "SystemPromptEvent":
                 builder.message("system", T.flatten(rec.get("system_prompt")))
             elif kind == "MessageEvent":
-                msg = rec.get("llm_message") if isinstance(rec.get("llm_message"), dict) else {}
+                msg = T.as_dict(rec.get("llm_message"))
                 role = "user" if rec.get("source") == "user" else str(msg.get("role") or "assistant")
                 builder.message(role, T.flatten(msg.get("content")))
                 if role == "assistant":
@@ -87,7 +87,7 @@ class OpenHandsParser(TrajectoryParser):
             elif isinstance(rec.get("action"), str):
                 self._v0_action(rec, builder)
             elif isinstance(rec.get("observation"), str):
-                extras = rec.get("extras") if isinstance(rec.get("extras"), dict) else {}
+                extras = T.as_dict(rec.get("extras"))
                 code = extras.get("exit_code")
                 builder.tool_result(str(rec["cause"]) if rec.get("cause") is not None else None, str(rec.get("content") or ""),
                                     is_error=rec["observation"] == "error", exit_code=code if isinstance(code, int) else None)

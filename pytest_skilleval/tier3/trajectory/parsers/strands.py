@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pytest_skilleval.tier3.trajectory import blocks
+from pytest_skilleval.tier3.trajectory import text as T
 from pytest_skilleval.tier3.trajectory.builder import TrajectoryBuilder
 from pytest_skilleval.tier3.trajectory.registry import TrajectoryParser, sniff_objects
 
@@ -36,7 +37,7 @@ class StrandsParser(TrajectoryParser):
             if isinstance(rec.get("message"), dict) and "role" not in rec:
                 rec = {**rec["message"], **({"system_prompt": rec["system_prompt"]} if "system_prompt" in rec else {})}
             blocks.feed_message(builder, rec)
-            meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+            meta = T.as_dict(rec.get("metadata"))
             usage = rec.get("usage") or meta.get("usage")
             if isinstance(usage, dict):
                 builder.add_usage(usage.get("inputTokens"), usage.get("outputTokens"), usage.get("cacheReadInputTokens"))
