@@ -134,8 +134,8 @@ class SelectionCollector(pytest.Collector):
         file = self.parent
         assert isinstance(file, TrajectoryFile) and file.trajectory is not None
         skills = file.trajectory.selections()
-        if not skills:
-            return [SelectionItem.from_parent(self, name="none", callobj=_selection_test)]
+        if not skills:  # no judge needed: a broken provider setup must not turn N/A into an error
+            return [SelectionItem.from_parent(self, name="none", callobj=_not_applicable_test)]
         return [SelectionItem.from_parent(self, name=f"{s.name}[{n}]", callobj=_selection_test, skill_index=n - 1)
                 for n, s in enumerate(skills, 1)]
 
@@ -193,20 +193,24 @@ class ParseErrorItem(pytest.Item):
         return str(excinfo.value) if isinstance(excinfo.value, SelectionFailed) else str(super().repr_failure(excinfo, style=style))
 
 
+def _not_applicable_test(request: pytest.FixtureRequest) -> None:
+    _selection_test(request, None)
+
+
 def _selection_test(request: pytest.FixtureRequest, skilleval_selection_judge: ChatProvider | None) -> None:
     item = request.node
     assert isinstance(item, SelectionItem)
     file = item.file
     traj, case = file.trajectory, file.case
     assert traj is not None
-    skills = traj.selections()
     if item.skill_index is None:
         row = sel.not_applicable_row(traj, sel.offered_catalog(traj, case.catalog if case else None))
     else:
-        only = skills[item.skill_index]
+        only = traj.selections()[item.skill_index]
+        # Judge this skill alone: the trajectory is shared, the decision under evaluation is not.
         judged = traj.model_copy(update={"invocations": [i for i in traj.invocations if i.key == only.key]})
         row = sel.rows_for(judged, skilleval_selection_judge, task=case.task if case else None,
-                           catalog=case.catalog if case else None, model=None)[0]
+                           catalog=case.catalog if case else None)[0]
         if row.label == "error" and skilleval_selection_judge is None:
             from pytest_skilleval.providers.select import NO_CHAT
 

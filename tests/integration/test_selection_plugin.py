@@ -219,3 +219,14 @@ def test_function_api(skilleval_selection_judge, skilleval_selection):
     assert [r.label for r in result.rows] == ["Yes", "Yes", "No"] and not result.passed
 ''')
     project.runpytest("test_mine.py", "-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+def test_a_misconfigured_provider_errors_judged_items_and_leaves_na_alone(project: pytest.Pytester) -> None:
+    (project.path / "conftest.py").unlink()
+    project._monkeypatch.setenv("OPENAI_API_KEY", "sk-test-one")
+    project._monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-two")
+    result = project.runpytest("--skilleval-trajectories", "trajectories/codex", "-p", "no:cacheprovider", "-rs")
+    outcomes = result.parseoutcomes()
+    _, _, na = expected_rows(project.path / "trajectories" / "codex")
+    assert outcomes.get("skipped") == na and outcomes.get("errors", 0) >= 3 and "passed" not in outcomes
+    result.stdout.fnmatch_lines(["*the chat provider is ambiguous*"])
