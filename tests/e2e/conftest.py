@@ -41,9 +41,13 @@ class Sandbox:
     tmp: Path  # TMPDIR; deliberately not an ancestor of CODEX_HOME (Codex refuses helpers under TMPDIR)
 
 
+def make_sandbox(root: Path) -> Sandbox:
+    box = Sandbox(root, root / "home", root / "workspace", root / "tmp")
+    for folder in (box.home, box.workspace, box.tmp):
+        folder.mkdir(parents=True)
+    return box
+
+
 @pytest.fixture
 def sandbox(tmp_path: Path) -> Sandbox:
-    box = Sandbox(tmp_path, tmp_path / "home", tmp_path / "workspace", tmp_path / "tmp")
-    for folder in (box.home, box.workspace, box.tmp):
-        folder.mkdir()
-    return box
+    return make_sandbox(tmp_path)

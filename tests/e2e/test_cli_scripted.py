@@ -12,50 +12,19 @@ when SKILLEVAL_UPDATE_TRAJECTORIES=1, with temp paths and tokens replaced.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
-from clis import CLIS, FINAL_PLAIN, FINAL_SKILL, MARKER, REPO, SKILL, SKILL_MD, Cli
-from conftest import Sandbox, have, require
+from clis import CLIS, FINAL_PLAIN, FINAL_SKILL, MARKER, REPO, SKILL_MD, Cli
+from conftest import Sandbox
+from harness import run_cli
 
 from pytest_skilleval.gateway import Gateway, Script, Trial
 from pytest_skilleval.gateway.scrub import Scrubber
 
 TRAJECTORIES = REPO / "fixtures" / "trajectories"
-TIMEOUT_S = 240
-
-
-def run_cli(cli: Cli, gateway: Gateway, box: Sandbox, name: str, skill: bool) -> tuple[Trial, list[dict[str, Any]], str]:
-    require(cli.binary.exists(), f"{cli.name}: {cli.binary} is not installed (make test installs it from agents/package-lock.json)")
-    for program in cli.needs:
-        require(have(program), f"{cli.name} needs `{program}` (apt-get install {'ripgrep' if program == 'rg' else 'bubblewrap'})")
-    if skill:
-        folder = box.workspace / cli.skill_root / SKILL
-        folder.mkdir(parents=True)
-        (folder / "SKILL.md").write_text(SKILL_MD)
-    refused, egress = len(gateway.refused), len(gateway.egress)
-    prompt = "Greet me in the house style." if skill else "Say hello."
-    with gateway.trial(name, script=Script.from_data(cli.script(skill))) as trial:
-        extra = {"HOME": str(box.home), "TMPDIR": str(box.tmp), "NO_COLOR": "1",
-                 # The gateway doubles as the HTTP(S) proxy: a request to anywhere but loopback is
-                 # refused and recorded in gateway.egress instead of leaving the machine.
-                 "HTTPS_PROXY": trial.url, "HTTP_PROXY": trial.url, "https_proxy": trial.url, "http_proxy": trial.url,
-                 "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
-        extra.update(cli.prepare(box.home, trial))
-        done = subprocess.run(cli.command(prompt, trial), cwd=box.workspace, env=trial.agent_env(extra), stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=TIMEOUT_S)
-    assert done.returncode == 0, f"{cli.name} exited {done.returncode}\nstderr:\n{done.stderr[-3000:]}\nstdout:\n{done.stdout[-3000:]}"
-    events = [json.loads(line) for line in done.stdout.splitlines() if line.strip().startswith("{")]
-    assert gateway.refused[refused:] == [], "a request without a live token reached the gateway"
-    assert gateway.egress[egress:] == [], f"{cli.name} tried to reach the network: {gateway.egress[egress:]}"
-    assert trial.entries, f"{cli.name} made no model request"
-    assert all(e["status"] == 200 and e["error"] is None for e in trial.entries), trial.entries
-    return trial, events, done.stdout
 
 
 def sanitize(text: str, box: Sandbox, trial: Trial) -> str:
@@ -77,7 +46,7 @@ def save_sample(cli: Cli, filename: str, text: str) -> Path:
 @pytest.mark.parametrize("name", CLIS)
 def test_plain_answer(name: str, gateway: Gateway, sandbox: Sandbox) -> None:
     cli = CLIS[name]
-    trial, events, stdout = run_cli(cli, gateway, sandbox, f"{name}-plain", skill=False)
+    trial, events, stdout = run_cli(cli, gateway, sandbox, f"{name}-plain", skill=False, script=Script.from_data(cli.script(False)))
     assert cli.final_text(events) == FINAL_PLAIN
     main = [e for e in trial.entries if e["tools"]]  # side calls (OpenCode's title) declare no tools
     assert [e["note"] for e in main] == ["steps[0]"]
@@ -88,7 +57,7 @@ def test_plain_answer(name: str, gateway: Gateway, sandbox: Sandbox) -> None:
 @pytest.mark.parametrize("name", CLIS)
 def test_skill_is_listed_loaded_and_read(name: str, gateway: Gateway, sandbox: Sandbox) -> None:
     cli = CLIS[name]
-    trial, events, stdout = run_cli(cli, gateway, sandbox, f"{name}-skill", skill=True)
+    trial, events, stdout = run_cli(cli, gateway, sandbox, f"{name}-skill", skill=True, script=Script.from_data(cli.script(True)))
     assert cli.final_text(events) == FINAL_SKILL
     texts = trial.request_texts()
     main = [n for n, e in enumerate(trial.entries) if e["tools"]]  # side calls (OpenCode's title) declare no tools
