@@ -44,7 +44,8 @@ class Tier2Engine:
             target = select.embedding_target(ps)
             if target is None:
                 raise EmbeddingsOff("embeddings are turned off (--skilleval-embedding-provider=none)")
-            remote = select.embedder_from_settings(self.run.settings) if target != select.OFFLINE else None
+            # built directly (not select.embedder_from_settings: its memo lock deadlocks); the Tier 2 cache wraps it
+            remote = select.build_embedder(target, ps) if isinstance(target, select.Target) else None
             raw = embedders.select(self.settings.embedder, remote)
             cache_dir = self.run.settings.cache_dir if ps.cache != "off" else None
             wrapped: dict[str, CachedEmbedder] = {}
@@ -56,7 +57,7 @@ class Tier2Engine:
         return self._pair
 
     def chat(self) -> ChatProvider | None:
-        return chat_mod.resolve(self.config, self.run.settings)
+        return chat_mod.resolve(self.config, provider_settings(self.config))
 
     def index(self) -> CatalogIndex:
         """Every collected skill (and the reference catalog), embedded once for this process."""

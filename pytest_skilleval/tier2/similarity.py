@@ -15,7 +15,8 @@ import numpy as np
 BLOCK_ROWS = 1024
 
 
-def row_blocks(n: int, size: int = BLOCK_ROWS) -> Iterator[slice]:
+def row_blocks(n: int, size: int | None = None) -> Iterator[slice]:
+    size = size or BLOCK_ROWS  # read at call time, so a test can shrink blocks to exercise the seams
     for start in range(0, n, size):
         yield slice(start, min(start + size, n))
 

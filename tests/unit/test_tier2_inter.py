@@ -1,0 +1,150 @@
+"""Tier 2 inter-skill similarity: bands with the real embedded models, blocked maths, the cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import manifest, write_skill
+
+from pytest_skilleval.results import Severity, Status
+from pytest_skilleval.skill import Skill
+from pytest_skilleval.tier2 import cache, calibration, embedders, similarity
+from pytest_skilleval.tier2.cache import CachedEmbedder, EmbeddingCache
+from pytest_skilleval.tier2.checks import evaluate_similarity
+from pytest_skilleval.tier2.inter import CatalogIndex, SkillText
+
+BASE = ("pdf-tables", "Extract tables from PDF files into CSV. Use when the user asks to pull tabular data out of a PDF document.")
+# (name, description, expected band against BASE) - the scores are MiniLM's, measured: 0.98, 0.94, 0.81, 0.53, 0.30
+CASES = [
+    ("pdf-table-extract", "Extract tables from PDF files into CSV files. Use when a user asks to pull tabular data out of PDF documents.",
+     "EXACT_DUPLICATE"),
+    ("pdf-tables-two", "Turn the tables found in PDF files into CSV files, for users who need tabular data from PDF documents.",
+     "HIGH_SIMILARITY"),
+    ("spreadsheet-from-pdf", "Read a PDF and build a spreadsheet of its tables.", "SIMILAR"),
+    ("pdf-text", "Extract the plain text of a PDF document, page by page.", "LOOSELY_RELATED"),
+    ("invoice-reader", "Read supplier invoices and record their totals in the ledger.", None),
+]
+# Bodies on unrelated topics, so the description decides each pair.
+BODIES = ["Water the tomato plants every morning and check the soil for pests.",
+          "Tune the guitar strings to standard pitch before each rehearsal.",
+          "Knead the dough for ten minutes and let it rise in a warm place.",
+          "Record the bird species seen at the feeder each weekend.",
+          "Wax the skis and check the bindings before the race.",
+          "Sort the library returns by call number before shelving them."]
+
+
+def _pair() -> embedders.EmbedderPair:
+    return embedders.EmbedderPair(CachedEmbedder(embedders.load_minilm(), None), CachedEmbedder(embedders.load_static(), None))
+
+
+def _skills(tmp_path: Path, specs: list[tuple[str, str, str]]) -> list[Skill]:
+    out = []
+    for name, description, body in specs:
+        root = write_skill(tmp_path, name, {"SKILL.md": manifest(name=name, description=description, body=f"# {name}\n\n{body}\n")})
+        out.append(Skill(root=root, key=name))
+    return out
+
+
+def test_paraphrases_land_in_their_band_with_the_real_model(tmp_path: Path) -> None:
+    specs = [(*BASE, BODIES[0])] + [(n, d, BODIES[i + 1]) for i, (n, d, _) in enumerate(CASES)]
+    skills = _skills(tmp_path, specs)
+    index = CatalogIndex([SkillText.of(s) for s in skills], [], _pair())
+    assert index.models == {"description": "onnx:all-MiniLM-L6-v2-onnx-int8", "body": "static:minilm-static-256"}
+    by_name = {m.other.name: m for m in index.matches(0)}
+    for name, _description, band in CASES:
+        got = by_name[name].band[0] if name in by_name and by_name[name].band else None
+        assert got == band, (name, by_name.get(name))
+        if name in by_name:
+            assert by_name[name].description[1] >= by_name[name].body[1]  # the description decided it
+    result = evaluate_similarity(skills[0], index, 0, threshold=0.50)
+    severities = {f.message.split(" (")[0]: f.severity for f in result.findings}
+    assert severities == {"EXACT_DUPLICATE": Severity.CRITICAL, "HIGH_SIMILARITY": Severity.HIGH,
+                          "SIMILAR": Severity.MEDIUM, "LOOSELY_RELATED": Severity.LOW}
+    exact = next(f for f in result.findings if f.severity is Severity.CRITICAL)
+    assert "'pdf-table-extract'" in exact.message and "(0.98)" in exact.message  # names the other skill, with the score
+    assert exact.line == skills[0].key_line("description")
+
+
+def test_threshold_filters_what_is_shown_not_the_bands(tmp_path: Path) -> None:
+    specs = [(*BASE, BODIES[0])] + [(n, d, BODIES[i + 1]) for i, (n, d, _) in enumerate(CASES[:3])]
+    skills = _skills(tmp_path, specs)
+    index = CatalogIndex([SkillText.of(s) for s in skills], [], _pair())
+    shown = evaluate_similarity(skills[0], index, 0, threshold=0.95)
+    assert [f.severity for f in shown.findings] == [Severity.CRITICAL]
+    assert shown.metrics["hidden_below_threshold"] == 2
+    assert [t["band"] for t in shown.metrics["top"]] == ["EXACT_DUPLICATE", "HIGH_SIMILARITY", "SIMILAR"]
+    assert shown.metrics["bands"] == {"EXACT_DUPLICATE": 0.95, "HIGH_SIMILARITY": 0.9, "SIMILAR": 0.75, "LOOSELY_RELATED": 0.5}
+    assert shown.metrics["backends"]["body"]["model"] == "static:minilm-static-256"
+
+
+def test_identical_bodies_are_exact_duplicates_whatever_the_description(tmp_path: Path) -> None:
+    body = "Rotate the API keys monthly. Store them in the vault, never in the repository, and revoke the old ones."
+    skills = _skills(tmp_path, [("keys-a", "Manage secrets.", body), ("keys-b", "Bake sourdough bread at home.", body)])
+    index = CatalogIndex([SkillText.of(s) for s in skills], [], _pair())
+    [match] = index.matches(0)
+    assert match.band and match.band[0] == "EXACT_DUPLICATE" and match.body[1] == pytest.approx(1.0, abs=1e-3)
+
+
+def test_a_lone_skill_is_skipped_not_passed(tmp_path: Path) -> None:
+    [skill] = _skills(tmp_path, [(*BASE, BODIES[0])])
+    index = CatalogIndex([SkillText.of(skill)], [], _pair())
+    assert evaluate_similarity(skill, index, 0, threshold=0.75).status is Status.SKIPPED
+
+
+def test_blocked_top_matches_equal_brute_force(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(3)
+    vecs = rng.normal(size=(50, 8)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    full = vecs @ vecs.T
+    monkeypatch.setattr(similarity, "BLOCK_ROWS", 7)  # many block seams
+
+    def block(rows: slice) -> np.ndarray:
+        out = vecs[rows] @ vecs.T
+        return np.where(out >= 0.3, out, -np.inf)
+
+    got = similarity.top_matches(50, block, k=4, exclude_self=True)
+    for i in range(50):
+        expected = sorted(((j, full[i, j]) for j in range(50) if j != i and full[i, j] >= 0.3), key=lambda t: -t[1])[:4]
+        assert [j for j, _ in got[i]] == [j for j, _ in expected]
+    pairs = similarity.pairs_at_least(vecs, 0.5)
+    assert sorted((i, j) for i, j, _ in pairs) == sorted((i, j) for i in range(50) for j in range(i + 1, 50) if full[i, j] >= 0.5)
+
+
+def test_calibration_maps_are_monotone_and_invertible() -> None:
+    for (model, aspect), scale in calibration.SCALES.items():
+        assert list(scale.raw) == sorted(scale.raw) and list(scale.ref) == sorted(scale.ref), (model, aspect)
+        for t in (0.5, 0.75, 0.8, 0.9, 0.95):
+            assert float(scale(scale.raw_for(t))) == pytest.approx(t, abs=1e-6)
+    assert calibration.scale_for("onnx:anything", "body") is calibration.IDENTITY
+
+
+def test_cache_rerun_embeds_nothing_and_packs_merge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = embedders.load_static()
+    texts = [f"chunk number {i} about topic {i % 7}" for i in range(40)]
+    first = CachedEmbedder(model, EmbeddingCache(tmp_path, model.model_id))
+    fresh = first.embed(texts[:20])
+    first.embed(texts[20:])
+    assert first.embedded == 40
+    second = CachedEmbedder(model, EmbeddingCache(tmp_path, model.model_id))  # another process, same folder
+    again = second.embed(texts)
+    assert second.embedded == 0 and np.allclose(again[:20], fresh, atol=2e-3)
+    monkeypatch.setattr(cache, "MERGE_AT", 2)
+    for n in range(3):
+        second.embed([f"new text {n}"])
+    packs = list(second.cache.dir.glob("*.keys.npy"))  # type: ignore[union-attr]
+    assert len(packs) <= 2
+    third = CachedEmbedder(model, EmbeddingCache(tmp_path, model.model_id))
+    third.embed(texts + [f"new text {n}" for n in range(3)])
+    assert third.embedded == 0
+    other_model = CachedEmbedder(embedders.load_minilm(), EmbeddingCache(tmp_path, embedders.load_minilm().model_id))
+    other_model.embed(texts[:2])
+    assert other_model.embedded == 2  # keyed by model id: never another model's vectors
+
+
+def test_read_only_cache_never_writes(tmp_path: Path) -> None:
+    model = embedders.load_static()
+    ro = CachedEmbedder(model, EmbeddingCache(tmp_path, model.model_id, read_only=True))
+    ro.embed(["some text"])
+    assert not list(tmp_path.rglob("*.npy"))
