@@ -39,30 +39,30 @@ class EmbeddingCache:
         self.dir = root / "embeddings" / f"{slug}-{hashlib.sha256(model_id.encode()).hexdigest()[:12]}"
         self.model_id = model_id
         self.read_only = read_only  # --skilleval-cache=read: use entries, never write
-        self._index: dict[bytes, tuple[int, int]] = {}
-        self._packs: list[np.ndarray] = []
-        self._seen: set[str] = set()
+        self._index: dict[bytes, tuple[str, int]] = {}  # key -> (pack name, row)
+        self._packs: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # pack name -> (keys, vectors)
 
     def _scan(self) -> None:
         """Load packs written since the last scan (by this or another process)."""
         try:
-            names = sorted(p.name for p in self.dir.glob("*.keys.npy"))
+            names = sorted(p.name.removesuffix(".keys.npy") for p in self.dir.glob("*.keys.npy"))
         except OSError:
             return
         for name in names:
-            if name in self._seen:
+            if name in self._packs:
                 continue
-            stem = name.removesuffix(".keys.npy")
             try:
-                keys = np.load(self.dir / name)
-                vecs = np.load(self.dir / f"{stem}.vecs.npy", mmap_mode="r")
+                keys = np.load(self.dir / f"{name}.keys.npy")
+                vecs = np.load(self.dir / f"{name}.vecs.npy", mmap_mode="r")
             except (OSError, ValueError):
                 continue  # being merged away by another worker; its entries live on in the merged pack
-            self._seen.add(name)
-            pack = len(self._packs)
-            self._packs.append(vecs)
-            for row, key in enumerate(keys.tobytes()[i:i + KEY_BYTES] for i in range(0, keys.size, KEY_BYTES)):
-                self._index[key] = (pack, row)
+            self._add(name, keys, vecs)
+
+    def _add(self, name: str, keys: np.ndarray, vecs: np.ndarray) -> None:
+        self._packs[name] = (keys, vecs)
+        raw = keys.tobytes()
+        for row in range(len(keys)):
+            self._index[raw[row * KEY_BYTES:(row + 1) * KEY_BYTES]] = (name, row)
 
     def get(self, keys: Sequence[bytes]) -> dict[int, np.ndarray]:
         """{position in ``keys``: vector} for the keys that are cached."""
@@ -72,42 +72,39 @@ class EmbeddingCache:
         for i, key in enumerate(keys):
             hit = self._index.get(key)
             if hit is not None:
-                found[i] = np.asarray(self._packs[hit[0]][hit[1]], dtype=np.float32)
+                found[i] = np.asarray(self._packs[hit[0]][1][hit[1]], dtype=np.float32)
         return found
 
     def put(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
         if not keys or self.read_only:
             return
         try:
-            self._write(list(keys), np.asarray(vectors, dtype=np.float16))
-            if len(self._seen) > MERGE_AT:
+            key_array = np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, KEY_BYTES)
+            self._write(key_array, np.asarray(vectors, dtype=np.float16))
+            if len(self._packs) > MERGE_AT:
                 self._merge()
         except OSError:
             pass  # a cache that cannot be written only costs speed
 
-    def _write(self, keys: list[bytes], vecs: np.ndarray) -> str:
-        stem = f"{time.time_ns():x}-{os.getpid()}-{hashlib.sha256(b''.join(keys)).hexdigest()[:8]}"
+    def _write(self, keys: np.ndarray, vecs: np.ndarray) -> None:
+        name = f"{time.time_ns():x}-{os.getpid()}-{hashlib.sha256(keys.tobytes()).hexdigest()[:8]}"
         # vectors first: a pack exists for readers only once its keys file is in place
-        atomic.write_atomic(self.dir / f"{stem}.vecs.npy", _npy(vecs))
-        atomic.write_atomic(self.dir / f"{stem}.keys.npy", _npy(np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, KEY_BYTES)))
-        name = f"{stem}.keys.npy"
-        self._seen.add(name)
-        base = len(self._packs)
-        self._packs.append(vecs)
-        for row, key in enumerate(keys):
-            self._index[key] = (base, row)
-        return name
+        atomic.write_atomic(self.dir / f"{name}.vecs.npy", _npy(vecs))
+        atomic.write_atomic(self.dir / f"{name}.keys.npy", _npy(keys))
+        self._add(name, keys, vecs)
 
     def _merge(self) -> None:
+        """Tiered: merge the smaller half of the packs, so a vector is rewritten O(log n) times, not
+        once per merge (rewriting everything each time would be quadratic over a big catalog)."""
         self._scan()
-        old = sorted(self._seen)
-        keys = list(self._index)
-        vecs = np.stack([np.asarray(self._packs[p][r], dtype=np.float16) for p, r in self._index.values()])
-        self._packs, self._index, self._seen = [], {}, set()
+        small = sorted(self._packs, key=lambda n: (len(self._packs[n][0]), n))[:max(2, MERGE_AT // 2)]
+        keys = np.concatenate([self._packs[n][0] for n in small])
+        vecs = np.concatenate([np.asarray(self._packs[n][1], dtype=np.float16) for n in small])
         self._write(keys, vecs)
-        for name in old:
+        for name in small:
+            del self._packs[name]
             for suffix in (".keys.npy", ".vecs.npy"):
-                (self.dir / name.replace(".keys.npy", suffix)).unlink(missing_ok=True)
+                (self.dir / f"{name}{suffix}").unlink(missing_ok=True)
 
 
 def _npy(array: np.ndarray) -> bytes:

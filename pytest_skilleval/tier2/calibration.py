@@ -52,12 +52,16 @@ _FIT = "quantile-matched to onnx:all-MiniLM-L6-v2-onnx-int8 on the 754-skill cor
 #: Per (model id, aspect). Aspects: "description" (name: description), "body" (pooled SKILL.md body),
 #: "chunk" (one paragraph / list item / code block, inside a skill).
 SCALES: dict[tuple[str, str], Scale] = {
+    # Spearman vs MiniLM over the corpus' 283,881 skill pairs: 0.45. Few pairs above 0.90 (4): the top
+    # knots continue the last fitted segment towards (1, 1).
     ("static:minilm-static-256", "description"): Scale(
-        raw=(-1.0, 0.0, 0.705, 0.854, 0.886, 0.949, 0.99, 1.0), ref=(-1.0, 0.0, 0.50, 0.75, 0.80, 0.90, 0.95, 1.0), source=_FIT),
+        raw=(-1.0, 0.705, 0.854, 0.886, 0.943, 0.971, 1.0), ref=(-1.0, 0.5, 0.75, 0.8, 0.9, 0.95, 1.0), source=_FIT),
+    # Spearman 0.65 over the same pairs; of the static model's HIGH_SIMILARITY+ pairs, 99 % are >= 0.75 under MiniLM.
     ("static:minilm-static-256", "body"): Scale(
-        raw=(-1.0, 0.0, 0.85, 0.93, 0.95, 0.975, 0.99, 1.0), ref=(-1.0, 0.0, 0.50, 0.75, 0.80, 0.90, 0.95, 1.0), source=_FIT),
+        raw=(-1.0, 0.832, 0.92, 0.934, 0.957, 0.973, 1.0), ref=(-1.0, 0.5, 0.75, 0.8, 0.9, 0.95, 1.0), source=_FIT),
+    # Pairs inside one skill (1.13 M); the 0.80 knot keeps 90 % of MiniLM's pairs (a chat model verifies them).
     ("static:minilm-static-256", "chunk"): Scale(
-        raw=(-1.0, 0.0, 0.633, 0.773, 0.834, 0.928, 0.96, 1.0), ref=(-1.0, 0.0, 0.50, 0.75, 0.80, 0.90, 0.95, 1.0), source=_FIT),
+        raw=(-1.0, 0.687, 0.845, 0.846, 0.935, 0.976, 1.0), ref=(-1.0, 0.5, 0.75, 0.8, 0.9, 0.95, 1.0), source=_FIT),
 }
 
 

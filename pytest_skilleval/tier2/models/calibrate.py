@@ -22,6 +22,7 @@ import numpy as np
 
 REFERENCE = (0.50, 0.75, 0.80, 0.90, 0.95)
 RECALL = 0.90
+MIN_PAIRS = 20
 CHUNK_SAMPLE = 200  # skills whose chunks are paired for the "chunk" aspect
 
 
@@ -41,9 +42,11 @@ def fit(ref: np.ndarray, raw: np.ndarray, recall_at: float | None = None) -> tup
         if n == 0:
             continue
         k = float(ordered[n - 1])
+        if n < MIN_PAIRS:  # too few pairs to place a knot: continue the previous segment towards (1, 1)
+            k = knots_raw[-1] + (t - knots_ref[-1]) / (1.0 - knots_ref[-1]) * (1.0 - knots_raw[-1])
         if recall_at is not None and t == recall_at:
             k = min(k, float(np.quantile(raw[positives], 1.0 - RECALL)))
-        report[f"n>={t}"] = n
+        report[f"n>={t}"] = float(n)
         report[f"recall@{t}"] = float((raw[positives] >= k).mean())
         knots_raw.append(max(k, knots_raw[-1] + 1e-3))  # strictly increasing, or the inverse map breaks
         knots_ref.append(t)
