@@ -39,6 +39,12 @@ class BatchedCheck(Check):
     tools: ClassVar[tuple[tools.ToolSpec, ...]] = ()
     #: Bump when the rules or the result mapping change, to invalidate cached results.
     cache_version: ClassVar[str] = "1"
+    #: Tools whose absence does not make the check INCOMPLETE (another engine takes over).
+    optional_tools: ClassVar[frozenset[str]] = frozenset()
+    #: In-process engines as (distribution, module) pairs; ``skilleval doctor`` imports them.
+    libraries: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: tool name -> arguments of a cheap real run in an empty folder (exit 0), for ``skilleval doctor``.
+    probe_args: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     @abc.abstractmethod
     def scan(self, skills: Sequence[Skill], ctx: CheckContext) -> dict[Path, CheckResult]:

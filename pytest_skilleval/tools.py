@@ -75,12 +75,15 @@ def scanner_env(tool: ToolSpec) -> dict[str, str]:
     return env
 
 
-@functools.cache
 def version(tool: ToolSpec) -> str | None:
     """The tool's version, or None when it is missing or does not answer."""
     exe = locate(tool)
-    if exe is None:
-        return None
+    return None if exe is None else _version_of(tool, exe)
+
+
+@functools.cache
+def _version_of(tool: ToolSpec, exe: str) -> str | None:
+    """Cached per resolved executable: a changed ``SKILLEVAL_<TOOL>_PATH`` is asked again."""
     try:
         proc = subprocess.run([exe, *tool.version_args], capture_output=True, text=True, timeout=60,
                               env=scanner_env(tool), stdin=subprocess.DEVNULL)

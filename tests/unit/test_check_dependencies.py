@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -34,11 +34,6 @@ def _vulnerable(name: str, version: str, vid: str, fix: str, alias: str) -> dict
             "vulns": [{"id": vid, "fix_versions": [fix], "aliases": [alias], "description": "Sends credentials\non redirect."}]}
 
 
-@pytest.fixture(autouse=True)
-def _fresh_versions() -> Iterator[None]:
-    tools.version.cache_clear()
-    yield
-    tools.version.cache_clear()
 
 
 @pytest.fixture

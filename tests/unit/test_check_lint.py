@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,11 +21,6 @@ BAD_SH = '#!/bin/bash\nfor f in $(ls); do\n  rm $f\ndone\nif [ -z $1 ] then echo
 CLEAN_SH = '#!/bin/bash\nset -euo pipefail\nfor f in ./*; do\n  printf "%s\\n" "$f"\ndone\n'
 
 
-@pytest.fixture(autouse=True)
-def _fresh_versions() -> Iterator[None]:
-    tools.version.cache_clear()
-    yield
-    tools.version.cache_clear()
 
 
 def _lint(make_skill: Callable[..., Skill], files: dict[str, str | bytes]):  # type: ignore[no-untyped-def]

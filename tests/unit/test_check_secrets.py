@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -65,11 +65,6 @@ LOOKALIKES = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _fresh_versions() -> Iterator[None]:
-    tools.version.cache_clear()  # versions are cached per ToolSpec; tests point specs at other binaries
-    yield
-    tools.version.cache_clear()
 
 
 @pytest.fixture(params=["gitleaks", "detect-secrets"])

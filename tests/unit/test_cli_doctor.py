@@ -16,7 +16,7 @@ from pytest_skilleval import __version__, cli, tools
 from pytest_skilleval.batch import BatchedCheck
 from pytest_skilleval.tier1.dependencies import PIP_AUDIT
 from pytest_skilleval.tier1.lint import RUFF, SHELLCHECK
-from pytest_skilleval.tier1.secrets import GITLEAKS, FrozenEnv
+from pytest_skilleval.tier1.secrets import GITLEAKS
 
 SKILLEVAL = Path(sys.executable).parent / "skilleval"
 
@@ -82,8 +82,8 @@ def test_discovery_reads_the_tools_of_any_check_class() -> None:
     class FakeCheck(BatchedCheck):
         name = "fake"
         tools: ClassVar[tuple[tools.ToolSpec, ...]] = (
-            tools.ToolSpec("python-probe", Path(sys.executable).name, "it is the interpreter", env=FrozenEnv()),
-            tools.ToolSpec("absent-scanner", "no-such-scanner-xyz", "pip install absent-scanner", env=FrozenEnv()))
+            tools.ToolSpec("python-probe", Path(sys.executable).name, "it is the interpreter"),
+            tools.ToolSpec("absent-scanner", "no-such-scanner-xyz", "pip install absent-scanner"))
 
         def scan(self, skills, ctx):  # type: ignore[no-untyped-def]
             return {}
