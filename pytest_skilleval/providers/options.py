@@ -10,7 +10,7 @@ built (see :mod:`pytest_skilleval.providers.select`), and are never stored in th
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +45,35 @@ OPTIONS = (
     Option("skilleval_provider_retries", "--skilleval-provider-retries", "SKILLEVAL_PROVIDER_RETRIES", 4,
            "Retries of a timed-out, rate-limited (429), failed (5xx) or dropped model request.", "int"),
 )
+
+
+class Secret(str):
+    """An API key: a plain ``str`` to the SDKs, masked in ``repr``. pytest prints the arguments of every
+    frame in a failure's traceback, so a key passed as an argument would otherwise land in CI logs."""
+
+    def __repr__(self) -> str:
+        return "'***'"
+
+
+class Env(Mapping[str, str]):
+    """The environment as provider resolution sees it: key-like values come back as :class:`Secret`,
+    and the mapping's own ``repr`` lists nothing (it may be shown in a traceback, like any argument)."""
+
+    def __init__(self, data: Mapping[str, str]) -> None:
+        self._data = data._data if isinstance(data, Env) else data
+
+    def __getitem__(self, name: str) -> str:
+        value = self._data[name]
+        return Secret(value) if any(w in name.upper() for w in ("KEY", "TOKEN", "SECRET")) else value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"<environment: {len(self._data)} variables>"
 
 
 def add_options(parser: pytest.Parser) -> None:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_skilleval.providers.base import ChatProvider, Embedder, ProviderError
 from pytest_skilleval.providers.cache import CachedChat, CachedEmbedder, ProviderCache
-from pytest_skilleval.providers.options import ProviderSettings
+from pytest_skilleval.providers.options import Env, ProviderSettings
 from pytest_skilleval.providers.retry import RetryPolicy
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def _endpoint(provider: str, model: str | None, base_url: str | None, key: str |
 
 
 def chat_target(ps: ProviderSettings, env: Mapping[str, str] | None = None) -> Target | None:
-    env = os.environ if env is None else env
+    env = Env(os.environ if env is None else env)
     provider = chosen_provider(ps, env)
     if provider is None:
         return None
@@ -111,7 +111,7 @@ def chat_target(ps: ProviderSettings, env: Mapping[str, str] | None = None) -> T
 
 def embedding_target(ps: ProviderSettings, env: Mapping[str, str] | None = None) -> Target | str | None:
     """A remote endpoint, :data:`OFFLINE` (the built-in embedder), or None (embeddings turned off)."""
-    env = os.environ if env is None else env
+    env = Env(os.environ if env is None else env)
     explicit = ps.embedding_provider
     if explicit in ("none", OFFLINE):
         return None if explicit == "none" else OFFLINE
@@ -165,7 +165,7 @@ def default_embedder() -> Embedder | None:
 
 # -- per-process wiring: settings registered by the pytest plugin, built providers memoised --------
 
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()  # re-entrant: building a provider memoises its cache under the same lock
 _BUILT: dict[tuple[Any, ...], Any] = {}
 _REGISTERED: dict[int, tuple[weakref.ref[Any], ProviderSettings]] = {}
 
@@ -230,6 +230,7 @@ def embedder_from_settings(settings: Settings | ProviderSettings | None = None) 
 
 def describe(ps: ProviderSettings, env: Mapping[str, str] | None = None) -> str:
     """One header line: what chat and embeddings will use. Never shows a key."""
+    env = Env(os.environ if env is None else env)
     try:
         chat = chat_target(ps, env)
         chat_text = f"{chat.provider}:{chat.model}" if chat else "none"
