@@ -31,6 +31,8 @@ MAX_CLASSIFIED = 50
 DUPLICATE_CONFIDENCE = 0.70
 NEAR_VERBATIM = 0.95
 EXCERPT = 1500  # characters of each chunk shown to the classifier
+MAX_CLUSTER = 12  # members: larger single-linkage components are split (see _components)
+SPLIT_STEP = 0.02
 
 Verdict = Literal["DUPLICATE", "INTENTIONAL_DETAIL", "RELATED_BUT_DISTINCT"]
 SYSTEM = ("You review Agent Skills: instructions an AI agent loads into its context window. Repeated content wastes "
@@ -52,35 +54,58 @@ class Cluster:
     members: tuple[Chunk, ...]
     max_similarity: float  # on the reference scale
 
-    def locations(self) -> str:
-        return ", ".join(c.location for c in self.members)
+    def locations(self, limit: int = MAX_CLUSTER) -> str:
+        shown = ", ".join(c.location for c in self.members[:limit])
+        return shown + (f" and {len(self.members) - limit} more" if len(self.members) > limit else "")
 
 
 def find_clusters(chunks: Sequence[Chunk], vectors: np.ndarray, raw_threshold: float,
                   to_reference: calibration.Scale) -> list[Cluster]:
     """Clusters of chunks linked by pairs at >= ``raw_threshold`` or by identical normalised text."""
-    uf = UnionFind(len(chunks))
     links = pairs_at_least(vectors, raw_threshold) if len(chunks) > 1 else []
+    edges = [(i, j, float(to_reference(np.float32(raw)))) for i, j, raw in links]
     first_of: dict[str, int] = {}
     for i, chunk in enumerate(chunks):  # verbatim repeats link whatever the model says about them
         j = first_of.setdefault(chunk.digest, i)
         if j != i:
-            links.append((j, i, 1.0))
-    for i, j, _raw in links:
-        uf.union(i, j)
-    top: dict[int, float] = {}
-    for i, j, raw in links:
-        score = 1.0 if chunks[i].digest == chunks[j].digest else float(to_reference(np.float32(raw)))
-        root = uf.find(i)
-        top[root] = max(top.get(root, 0.0), score)
-    clusters = [Cluster(tuple(chunks[i] for i in group), round(min(top.get(uf.find(group[0]), 0.0), 1.0), 4))
-                for group in uf.groups()]
+            edges.append((j, i, 1.0))
+    edges = [(i, j, 1.0 if chunks[i].digest == chunks[j].digest else s) for i, j, s in edges]
+    groups = _components(len(chunks), edges, calibration.INTRA_THRESHOLD)
+    clusters = [Cluster(tuple(chunks[i] for i in g), round(min(score, 1.0), 4)) for g, score in groups]
     return sorted(clusters, key=lambda c: (-c.max_similarity, c.members[0].file, c.members[0].start_line))
+
+
+def _components(n: int, edges: list[tuple[int, int, float]], floor: float) -> list[tuple[list[int], float]]:
+    """Union-find components of ``edges`` at >= ``floor``, with their best edge.
+
+    Union-find is single linkage: a chain of merely similar passages (common in long references
+    with one template per language) can grow into one cluster of hundreds, which neither a reader
+    nor a classifier can use. A component larger than MAX_CLUSTER is split by raising its floor
+    until its parts fit; verbatim repeats (score 1.0) always stay together.
+    """
+    uf = UnionFind(n)
+    kept = [e for e in edges if e[2] >= floor]
+    for i, j, _s in kept:
+        uf.union(i, j)
+    by_root: dict[int, list[tuple[int, int, float]]] = {}
+    for e in kept:
+        by_root.setdefault(uf.find(e[0]), []).append(e)
+    out: list[tuple[list[int], float]] = []
+    for group in uf.groups():
+        inner = by_root[uf.find(group[0])]
+        best = max(s for _, _, s in inner)
+        if len(group) <= MAX_CLUSTER or floor >= 1.0:
+            out.append((group, best))
+            continue
+        local = {m: k for k, m in enumerate(group)}
+        for sub, score in _components(len(group), [(local[i], local[j], s) for i, j, s in inner], min(1.0, floor + SPLIT_STEP)):
+            out.append(([group[k] for k in sub], score))
+    return out
 
 
 def _prompt(skill_name: str, cluster: Cluster) -> ChatRequest:
     parts = [f"Skill: {skill_name}", f"Highest similarity between these passages: {cluster.max_similarity:.2f}", ""]
-    for n, c in enumerate(cluster.members, 1):
+    for n, c in enumerate(cluster.members[:MAX_CLUSTER], 1):  # a verbatim cluster may be larger
         where = f"{c.location}" + (f" (section: {c.section})" if c.section else "")
         text = c.text if len(c.text) <= EXCERPT else c.text[:EXCERPT] + " […]"
         parts += [f"--- passage {n}: {where}", text, ""]

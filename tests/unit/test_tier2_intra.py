@@ -96,6 +96,14 @@ def test_union_find_chains_pairs_into_clusters() -> None:
     assert uf.groups() == [[0, 3, 5], [1, 2]]
 
 
+def test_long_single_linkage_chains_are_split_until_they_fit() -> None:
+    chain = [(k, k + 1, 0.85) for k in range(19)] + [(0, 1, 0.99), (5, 6, 0.95), (6, 7, 0.95)]
+    groups = intra._components(20, chain, calibration.INTRA_THRESHOLD)
+    assert sorted((g, round(s, 2)) for g, s in groups) == [([0, 1], 0.99), ([5, 6, 7], 0.95)]
+    small = intra._components(5, [(k, k + 1, 0.85) for k in range(4)], calibration.INTRA_THRESHOLD)
+    assert small == [([0, 1, 2, 3, 4], 0.85)]  # within the size limit: single linkage as specified
+
+
 def test_verbatim_repeats_cluster_whatever_the_vectors() -> None:
     chunks = chunk_markdown("A paragraph that repeats word for word.\n\nAn unrelated line.\n\nA paragraph that repeats word  for word.\n", "x.md")
     orthogonal = np.eye(3, dtype=np.float32)  # the model says "unrelated": identical text still wins
