@@ -60,7 +60,7 @@ class Env(Mapping[str, str]):
     and the mapping's own ``repr`` lists nothing (it may be shown in a traceback, like any argument)."""
 
     def __init__(self, data: Mapping[str, str]) -> None:
-        self._data = data._data if isinstance(data, Env) else data
+        self._data: Mapping[str, str] = data._data if isinstance(data, Env) else data
 
     def __getitem__(self, name: str) -> str:
         value = self._data[name]
@@ -122,7 +122,7 @@ class ProviderSettings:
             if value is None or value == "":
                 return default
             try:
-                return kind(value)  # type: ignore[arg-type]
+                return kind(str(value))
             except (TypeError, ValueError):
                 raise ProviderError("settings", "config", f"--{name.replace('_', '-')}: expected a number, got {value!r}") from None
 
