@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_skilleval.results import Finding, Severity
+from pytest_skilleval.safefs import EntryKind
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier3.case_formats import detect, fields
 from pytest_skilleval.tier3.case_formats.base import Split, case_list
@@ -112,7 +113,7 @@ def discover(skill: Skill) -> tuple[list[tuple[str, bool]], list[Problem]]:
         if folder not in EVAL_DIRS or "/" in name or suffix not in SUFFIXES or name in NOT_CASE_FILES:
             continue
         primary = posixpath.splitext(name)[0] in PRIMARY_STEMS[folder]
-        if entry.kind.value != "file":
+        if entry.kind is not EntryKind.FILE:
             if primary:
                 problems.append(Problem("unreadable", Severity.HIGH, f"the eval file is a {entry.kind.value}, not a regular file; not read",
                                         entry.rel, suggestion="replace it with a regular file"))

@@ -474,7 +474,8 @@ def test_the_folder_name_also_counts_as_this_skill(make_skill: MakeSkill) -> Non
 
 # -- defaults and ids ---------------------------------------------------------------------------------------
 def test_defaults_of_a_minimal_case(make_skill: MakeSkill) -> None:
-    case_set = load(make_skill, {"evals/evals.json": as_json([{"question": "Q"}, {"question": "R", "files": []}, {"question": "S", "files": None}])})
+    case_set = load(make_skill, {"evals/evals.json": as_json([{"question": "Q"}, {"question": "R", "files": []},
+                                                             {"question": "S", "files": None, "expected_behavior": None}])})
     first, second, third = case_set.cases
     assert [c.id for c in case_set] == ["case-1", "case-2", "case-3"]
     assert [p.rule for p in case_set.problems] == ["id-missing"] * 3 and case_set.problems[0].severity is Severity.LOW

@@ -65,6 +65,8 @@ def parse(items: Any, key: str, report: Report, skill: str, line_of: Callable[[P
     ``skill`` fills ``skill_invoked``/``skill_not_invoked`` that name no skill; ``line_of`` gives the
     file line of a path below the case, recorded on each assertion for failure messages.
     """
+    if items is None:
+        return []  # "expected_behavior": null says "none", like an empty list
     if isinstance(items, str):
         items = [items]
     if not isinstance(items, list):
