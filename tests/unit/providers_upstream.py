@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 import sys
 import threading
 import time
@@ -85,6 +86,18 @@ class Upstream:
         with self.lock:
             self.seen.append(seen)
             return self.script.popleft() if self.script else Act()
+
+
+def loopback_only(monkeypatch: Any) -> None:
+    """Refuse name resolution for anything but loopback, so no provider test can reach the internet."""
+    real = socket.getaddrinfo
+
+    def guarded(host: Any, *args: Any, **kw: Any) -> Any:
+        if str(host) not in ("127.0.0.1", "localhost", "::1"):
+            raise OSError(f"provider tests stay on loopback; refused to resolve {host!r}")
+        return real(host, *args, **kw)
+
+    monkeypatch.setattr(socket, "getaddrinfo", guarded)
 
 
 def fake_vector(text: str, dim: int = 8) -> list[float]:

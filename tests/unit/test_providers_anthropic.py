@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from providers_upstream import Act, Upstream
+from providers_upstream import Act, Upstream, loopback_only
 from pydantic import BaseModel
 
 from pytest_skilleval.providers import anthropic_chat
@@ -19,6 +19,11 @@ MESSAGES = "/v1/messages"
 class Scores(BaseModel):
     correctness: float
     notes: str
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    loopback_only(monkeypatch)
 
 
 @pytest.fixture

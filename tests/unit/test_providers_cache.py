@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from providers_upstream import Act, Upstream
+from providers_upstream import Act, Upstream, loopback_only
 from pydantic import BaseModel
 
 from pytest_skilleval.providers.anthropic_chat import AnthropicChat
@@ -28,6 +28,11 @@ REPO = Path(__file__).resolve().parents[2]
 class Verdict(BaseModel):
     label: str
     confidence: float
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    loopback_only(monkeypatch)
 
 
 @pytest.fixture

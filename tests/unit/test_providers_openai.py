@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
-from providers_upstream import Act, Upstream, fake_vector
+from providers_upstream import Act, Upstream, fake_vector, loopback_only
 from pydantic import BaseModel
 
 from pytest_skilleval.providers.base import ChatMessage, ChatRequest, ProviderError
@@ -21,6 +21,11 @@ CHAT = "/v1/chat/completions"
 class Verdict(BaseModel):
     label: str
     confidence: float
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    loopback_only(monkeypatch)
 
 
 @pytest.fixture

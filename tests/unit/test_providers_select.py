@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import make_settings
+from providers_upstream import loopback_only
 
 from pytest_skilleval.providers import select
 from pytest_skilleval.providers.anthropic_chat import AnthropicChat
@@ -19,6 +20,11 @@ from pytest_skilleval.providers.select import OFFLINE, chat_target, embedding_ta
 
 OPENAI, ANTHROPIC, NVIDIA = {"OPENAI_API_KEY": "sk-o"}, {"ANTHROPIC_API_KEY": "sk-a"}, {"NVIDIA_API_KEY": "nv-k"}
 AUTO = ProviderSettings()
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    loopback_only(monkeypatch)
 
 
 def test_no_key_means_no_chat_provider() -> None:
