@@ -37,7 +37,7 @@ class Scale:
     source: str = "identity: the bands are stated on this model's scale"
 
     def __call__(self, x: np.ndarray | float) -> np.ndarray:
-        return np.interp(x, self.raw, self.ref)
+        return np.asarray(np.interp(x, self.raw, self.ref))
 
     def raw_for(self, reference: float) -> float:
         """The raw cosine that maps to ``reference`` (the inverse map; knots are increasing)."""

