@@ -6,12 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import manifest, rules, run_check, write_skill
 
 from pytest_skilleval import safefs
 from pytest_skilleval.results import Severity
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier1.files import FilesCheck
-from conftest import manifest, rules, run_check, write_skill
 
 
 def _skill(tmp_path: Path, files: dict[str, str | bytes] | None = None) -> Path:
