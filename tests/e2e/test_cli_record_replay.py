@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 
 import pytest
-from clis import CLIS, FINAL_SKILL
-from conftest import Sandbox, make_sandbox
-from harness import run_cli
+from e2e_clis import CLIS, FINAL_SKILL
+from e2e_fixtures import Sandbox, make_sandbox
+from e2e_harness import run_cli
 
 from pytest_skilleval.gateway import Gateway, GatewayConfig, Script, Upstream
 from pytest_skilleval.gateway.fake_upstream import FakeUpstream

@@ -17,9 +17,9 @@ import re
 from pathlib import Path
 
 import pytest
-from clis import CLIS, FINAL_PLAIN, FINAL_SKILL, MARKER, REPO, SKILL_MD, Cli
-from conftest import Sandbox
-from harness import run_cli
+from e2e_clis import CLIS, FINAL_PLAIN, FINAL_SKILL, MARKER, REPO, SKILL_MD, Cli
+from e2e_fixtures import Sandbox, gateway_fixture, sandbox_fixture  # noqa: F401 - imported to register the fixtures
+from e2e_harness import run_cli
 
 from pytest_skilleval.gateway import Gateway, Script, Trial
 from pytest_skilleval.gateway.scrub import Scrubber

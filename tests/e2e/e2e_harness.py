@@ -6,8 +6,8 @@ import json
 import subprocess
 from typing import Any
 
-from clis import SKILL, SKILL_MD, Cli
-from conftest import Sandbox, have, require
+from e2e_clis import SKILL, SKILL_MD, Cli
+from e2e_fixtures import Sandbox, have, require
 
 from pytest_skilleval.gateway import Gateway, Trial
 

@@ -1,4 +1,9 @@
-"""Fixtures for the real-CLI trials: one scripted gateway per worker, and a private sandbox per trial."""
+"""Fixtures for the real-CLI trials: one scripted gateway per worker, and a private sandbox per trial.
+
+Not a ``conftest.py`` on purpose: the test tree has no packages, so a second ``conftest`` module
+would replace ``tests/conftest.py`` in ``sys.modules`` for every ``from conftest import ...``. The
+test modules import these fixtures by name instead.
+"""
 
 from __future__ import annotations
 
@@ -26,8 +31,8 @@ def have(program: str) -> bool:
     return shutil.which(program) is not None
 
 
-@pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+@pytest.fixture(scope="module", name="gateway")
+def gateway_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     config = GatewayConfig(mode="scripted", log_dir=tmp_path_factory.mktemp("gateway-logs"))
     with Gateway(config) as gw:
         yield gw
@@ -48,6 +53,6 @@ def make_sandbox(root: Path) -> Sandbox:
     return box
 
 
-@pytest.fixture
-def sandbox(tmp_path: Path) -> Sandbox:
+@pytest.fixture(name="sandbox")
+def sandbox_fixture(tmp_path: Path) -> Sandbox:
     return make_sandbox(tmp_path)
