@@ -9,13 +9,10 @@ exchange is logged to that trial's JSONL file.
 from __future__ import annotations
 
 import datetime as dt
-import gzip
 import hashlib
-import importlib
 import json
 import re
 import threading
-import zlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,6 +23,7 @@ from urllib.parse import parse_qsl, urlsplit
 from pytest_skilleval.gateway.cassette import Cassette
 from pytest_skilleval.gateway.config import GatewayConfig
 from pytest_skilleval.gateway.exchange import Exchange
+from pytest_skilleval.gateway.handler import BadRequest, Handler, read_body, send_json_bytes
 from pytest_skilleval.gateway.metering import Budget, PriceTable, RequestLog
 from pytest_skilleval.gateway.modes import Mode, ProxyMode, RecordMode, ReplayMode, ScriptedMode
 from pytest_skilleval.gateway.modes.pool import ConnectionPool
@@ -36,17 +34,11 @@ from pytest_skilleval.gateway.scrub import Scrubber
 from pytest_skilleval.gateway.tokens import TokenRegistry, presented_secret
 from pytest_skilleval.gateway.trial import Trial
 
-MAX_REQUEST = 32 * 1024 * 1024
-
 
 def slug(name: str) -> str:
     """A file name for a trial; deterministic, so replay finds what record wrote."""
     clean = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")[:100] or "trial"
     return clean if clean == name else f"{clean}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
-
-
-class _BadRequest(Exception):
-    pass
 
 
 class Gateway:
@@ -73,7 +65,7 @@ class Gateway:
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> Gateway:
         if self._server is None:
-            server = ThreadingHTTPServer((self.config.host, 0), _Handler)
+            server = ThreadingHTTPServer((self.config.host, 0), Handler)
             server.daemon_threads = True  # a client that never hangs up must not block shutdown
             server.gateway = self  # type: ignore[attr-defined]
             self._server = server
@@ -170,7 +162,7 @@ class Gateway:
                  "status": status, "detail": detail}
         (self.egress if kind == "egress_blocked" else self.refused).append(entry)
         self._gateway_log.write(entry)
-        _send(handler, status, dumps(body))
+        send_json_bytes(handler, status, dumps(body))
 
     def serve(self, handler: BaseHTTPRequestHandler, method: str) -> None:
         parts = urlsplit(handler.path)
@@ -182,21 +174,21 @@ class Gateway:
         path, query = parts.path, dict(parse_qsl(parts.query))
         headers = {k.lower(): v for k, v in handler.headers.items()}
         try:
-            body = _read_body(handler, headers)
-        except (_BadRequest, ValueError, OSError, EOFError, zlib.error) as exc:
-            _send(handler, 400, dumps({"error": {"message": str(exc)}}))
+            body = read_body(handler, headers)
+        except (BadRequest, OSError) as exc:
+            send_json_bytes(handler, 400, dumps({"error": {"message": str(exc)}}))
             return
         if method == "GET":
             if "/npm/" in path:  # OpenCode's plugin lookup (NPM_CONFIG_REGISTRY points here): nothing to install
-                _send(handler, 200, b"{}")
+                send_json_bytes(handler, 200, b"{}")
             elif path.endswith("/models"):
-                _send(handler, 200, dumps({"object": "list", "data": [{"id": "skilleval-gateway", "object": "model"}]}))
+                send_json_bytes(handler, 200, dumps({"object": "list", "data": [{"id": "skilleval-gateway", "object": "model"}]}))
             else:
-                _send(handler, 404, dumps({"error": {"message": f"no such endpoint: GET {path}"}}))
+                send_json_bytes(handler, 404, dumps({"error": {"message": f"no such endpoint: GET {path}"}}))
             return
         protocol = for_path(path)
         if protocol is None:
-            _send(handler, 404, dumps({"error": {"message": f"no model endpoint at {path}"}}))
+            send_json_bytes(handler, 404, dumps({"error": {"message": f"no model endpoint at {path}"}}))
             return
         secret = presented_secret(headers, query)
         found = self.tokens.resolve(secret)
@@ -211,7 +203,7 @@ class Gateway:
                 raise ValueError("the body must be a JSON object")
             request = protocol.parse(path, query, payload)
         except ValueError as exc:
-            _send(handler, 400, dumps(protocol.error_body(400, f"skilleval gateway: unreadable request: {exc}")))
+            send_json_bytes(handler, 400, dumps(protocol.error_body(400, f"skilleval gateway: unreadable request: {exc}")))
             return
         ex = Exchange(handler, method, path, query, headers, body, payload, protocol, request, trial)
         trial.begin()
@@ -225,69 +217,3 @@ class Gateway:
                 handler.close_connection = True
         finally:
             trial.record(ex)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive: SDK clients reuse connections, and so should we
-    timeout = 300  # an idle keep-alive connection eventually frees its thread
-    # Headers and body go out as separate writes; with Nagle on, a keep-alive client's delayed ACK
-    # stalls the second one by ~40 ms. Measured in benchmarks/gateway_overhead.py.
-    disable_nagle_algorithm = True
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the request log replaces stderr noise
-        return
-
-    def _gateway(self) -> Gateway:
-        return self.server.gateway  # type: ignore[attr-defined,no-any-return]
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-        self._gateway().serve(self, "POST")
-
-    def do_GET(self) -> None:  # noqa: N802
-        self._gateway().serve(self, "GET")
-
-    def do_CONNECT(self) -> None:  # noqa: N802
-        self._gateway().serve(self, "CONNECT")
-
-
-def _send(handler: BaseHTTPRequestHandler, status: int, body: bytes) -> None:
-    handler.send_response(status)
-    handler.send_header("Content-Type", "application/json")
-    handler.send_header("Content-Length", str(len(body)))
-    handler.end_headers()
-    try:
-        handler.wfile.write(body)
-    except (BrokenPipeError, ConnectionResetError):
-        handler.close_connection = True
-
-
-def _read_body(handler: BaseHTTPRequestHandler, headers: dict[str, str]) -> bytes:
-    if headers.get("transfer-encoding", "").lower() == "chunked":
-        body = bytearray()
-        while True:
-            size = int(handler.rfile.readline().split(b";")[0].strip() or b"0", 16)
-            if size == 0:
-                handler.rfile.readline()  # the blank line after the last chunk (no trailers expected)
-                break
-            body += handler.rfile.read(size)
-            handler.rfile.readline()
-            if len(body) > MAX_REQUEST:
-                raise _BadRequest("request body too large")
-        raw = bytes(body)
-    else:
-        length = int(headers.get("content-length") or 0)
-        if length > MAX_REQUEST:
-            raise _BadRequest("request body too large")
-        raw = handler.rfile.read(length) if length else b""
-    encoding = headers.get("content-encoding", "identity").lower()
-    if encoding == "gzip":
-        return gzip.decompress(raw)
-    if encoding == "deflate":
-        return zlib.decompress(raw)
-    if encoding == "zstd":
-        try:
-            zstandard = importlib.import_module("zstandard")  # optional: only Codex may compress, and it did not here
-        except ImportError:
-            raise _BadRequest("zstd request bodies need the 'zstandard' package") from None
-        return bytes(zstandard.ZstdDecompressor().decompressobj().decompress(raw))
-    return raw

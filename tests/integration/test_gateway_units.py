@@ -145,6 +145,8 @@ def test_gzip_bodies_bad_bodies_and_unknown_paths(trial: Trial) -> None:
     headers = {"x-api-key": trial.token.secret, "content-encoding": "gzip", "content-type": "application/json"}
     body = gzip.compress(json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode())
     assert httpx.post(trial.url + "/v1/messages", headers=headers, content=body).json()["content"][0]["text"] == "a title"
+    broken = httpx.post(trial.url + "/v1/messages", headers={**headers, "content-encoding": "gzip"}, content=b"not gzip at all")
+    assert broken.status_code == 400 and "unreadable request body" in broken.text
     bad = httpx.post(trial.url + "/v1/messages", headers={"x-api-key": trial.token.secret}, content=b"{not json")
     assert bad.status_code == 400 and bad.json()["error"]["type"] == "invalid_request_error"
     assert httpx.post(trial.url + "/v1/embeddings", headers={"x-api-key": trial.token.secret}, json={}).status_code == 404
