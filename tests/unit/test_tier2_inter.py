@@ -118,6 +118,10 @@ def test_calibration_maps_are_monotone_and_invertible() -> None:
         for t in (0.5, 0.75, 0.8, 0.9, 0.95):
             assert float(scale(scale.raw_for(t))) == pytest.approx(t, abs=1e-6)
     assert calibration.scale_for("onnx:anything", "body") is calibration.IDENTITY
+    grid = np.linspace(-1, 1, 20001, dtype=np.float32).reshape(1, -1)  # the block path (a lookup table) ~ np.interp
+    for scale in calibration.SCALES.values():
+        steepest = max(np.diff(scale.ref) / np.diff(scale.raw))
+        assert np.abs(scale(grid) - np.interp(grid, scale.raw, scale.ref)).max() <= steepest * 2 / (1 << 18) + 1e-6
 
 
 def test_cache_rerun_embeds_nothing_and_packs_merge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
