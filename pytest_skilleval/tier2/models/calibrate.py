@@ -93,7 +93,7 @@ def main(corpus: Path, cache_dir: Path) -> int:
     for aspect, (ref, raw) in scores.items():
         knots_raw, knots_ref, report = fit(ref, raw, recall_at=0.80 if aspect == "chunk" else None)
         print(f'("{models[1].model_id}", "{aspect}"): Scale(raw={knots_raw}, ref={knots_ref}),')
-        print("#   " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) and v < 2 else f"{k}={v:g}" for k, v in report.items()))
+        print("#   " + ", ".join(f"{k}={v:g}" if k.startswith(("n>=", "pairs")) else f"{k}={v:.3f}" for k, v in report.items()))
     return 0
 
 
