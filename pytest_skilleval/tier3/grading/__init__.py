@@ -1,0 +1,1 @@
+"""Grading of one agent trial: typed assertions, deterministic metrics, then the judge."""

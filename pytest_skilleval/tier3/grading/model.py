@@ -1,0 +1,69 @@
+"""What grading a trial produces, and what it needs. The trial runner and the graders meet here.
+
+The runner builds a :class:`TrialEvidence` after the agent ran; :func:`pytest_skilleval.tier3.grading.grade`
+(in ``grade.py``) turns it into a :class:`Grade`. Every score is 0–1 or ``None`` ("not scored"):
+an unscored dimension is never a zero, and a judge that failed makes the grade ERROR.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_skilleval.tier3.trajectory.model import Trajectory
+
+Arm = Literal["with_skill", "without_skill"]
+DIMENSIONS = ("security", "correctness", "discoverability", "effectiveness", "efficiency")
+
+
+class CommandOutcome(BaseModel):
+    exit_code: int
+    output: str = ""
+
+
+#: Runs a shell command in the trial's sandbox/workspace *after* the agent finished (for `command`
+#: assertions); returns its exit code and (capped) output. Provided by the sandbox.
+RunInSandbox = Callable[[str], CommandOutcome]
+
+
+class TrialEvidence(BaseModel):
+    """Everything a grader may look at. Built by the runner; graders never touch the agent."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    skill_name: str
+    case_id: str
+    agent: str
+    arm: Arm
+    attempt: int
+    trajectory: Trajectory | None = Field(default=None, description="None: the agent produced no parseable output")
+    answer: str | None = None
+    workspace: Path | None = None
+    run_in_sandbox: RunInSandbox | None = Field(default=None, exclude=True)
+    gateway_requests: list[str] = Field(default_factory=list, description="request bodies the model saw (text)")
+    skill_listed: bool | None = Field(default=None, description="the gateway saw this skill offered to the model")
+    skill_body_reached_model: bool | None = None
+    timed_out: bool = False
+    exit_code: int | None = None
+
+
+class AssertionOutcome(BaseModel):
+    kind: str  # contains | regex | file_exists | command | skill_invoked | judge | …
+    description: str
+    passed: bool | None  # None: could not be decided (e.g. judge unavailable) — not a failure
+    detail: str | None = None
+    source: str | None = Field(default=None, description="file:line of the assertion in the eval file")
+
+
+class Grade(BaseModel):
+    status: Literal["PASSED", "FAILED", "ERROR"]
+    reason: str | None = None
+    assertions: list[AssertionOutcome] = Field(default_factory=list)
+    dimensions: dict[str, float | None] = Field(default_factory=lambda: dict.fromkeys(DIMENSIONS))
+    score: float | None = Field(default=None, description="overall 0–1: mean of the scored dimensions")
+    judged: bool = False  # an LLM judge contributed
+    judge_model: str | None = None
+    notes: list[str] = Field(default_factory=list)
