@@ -123,3 +123,10 @@ def evaluate_similarity(skill: Skill, index: inter.CatalogIndex, position: int |
 def pytest_skilleval_checks(config: pytest.Config) -> list[Check]:
     eng = engine(config)
     return [DedupCheck(eng), SimilarityCheck(eng)]
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    eng = engine(config)
+    s = eng.settings
+    line = f"skilleval tier2: embedder={s.embedder} blocking={'yes' if s.block else 'no (--no-block-on-dedup)'} shown>={s.show_threshold:g}"
+    return [line + (f" compare-to={s.compare_to}" if s.compare_to else "")]
