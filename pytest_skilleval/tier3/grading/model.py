@@ -56,6 +56,9 @@ class AssertionOutcome(BaseModel):
     passed: bool | None  # None: could not be decided (e.g. judge unavailable) — not a failure
     detail: str | None = None
     source: str | None = Field(default=None, description="file:line of the assertion in the eval file")
+    #: False: the check does not apply to this trial (e.g. ``skill_invoked`` of the evaluated skill in
+    #: the without_skill arm, where the skill is not installed); then ``passed`` is None and it counts neither way.
+    applicable: bool = True
 
 
 class Grade(BaseModel):
@@ -67,3 +70,11 @@ class Grade(BaseModel):
     judged: bool = False  # an LLM judge contributed
     judge_model: str | None = None
     notes: list[str] = Field(default_factory=list)
+    #: Why each dimension has its score (or none), one short line per dimension.
+    reasons: dict[str, str] = Field(default_factory=dict)
+    #: The raw signals the dimensions were combined from (docs/grading.md), e.g. ``security.rules``,
+    #: ``security.judge``, ``routing``, ``tool_efficiency``; None = that signal could not be computed.
+    signals: dict[str, float | None] = Field(default_factory=dict)
+    judge_calls: int = 0  # model calls the judge made for this trial (retries included; cache hits too)
+    judge_input_tokens: int = 0
+    judge_output_tokens: int = 0
