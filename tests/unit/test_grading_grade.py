@@ -1,0 +1,155 @@
+"""grade(): how typed assertions, deterministic signals and the judge combine into status, dimensions and score."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from grading_support import SKILL, bodies, case, evidence, gateway_judge, loaded, negative_case, script, shell, tool_step, trajectory, verdict
+
+from pytest_skilleval.providers.base import ChatProvider, ChatReply, ChatRequest
+from pytest_skilleval.tier3.case_formats.model import Command, Contains, FileExists, Judge, Label, SkillInvoked
+from pytest_skilleval.tier3.grading import CommandOutcome, grade, infrastructure_error
+from pytest_skilleval.tier3.grading.grade import NO_JUDGE
+from pytest_skilleval.tier3.grading.model import DIMENSIONS
+
+FREE = Judge(text="reported 3 rows")
+
+
+def ok_sandbox(command: str) -> CommandOutcome:
+    return CommandOutcome(exit_code=0, output="ok")
+
+
+# -- without a judge -------------------------------------------------------------------------------
+
+def test_without_a_judge_typed_assertions_decide_and_give_the_proxies(tmp_path: Path) -> None:
+    (tmp_path / "out.md").write_text("3 rows")
+    c = case(Contains(value="3 rows"), Contains(value="median"), FileExists(path="out.md"), Command(run="true"), FREE)
+    result = grade(evidence(trajectory(invocations=(loaded(),)), workspace=tmp_path, run_in_sandbox=ok_sandbox), c, None)
+    assert result.status == "FAILED" and result.reason is not None
+    assert result.reason.startswith("1 of 4 decided assertion(s) failed: contains(value='median')")
+    assert result.dimensions["correctness"] == 0.5  # 1 of 2 answer checks
+    assert result.dimensions["effectiveness"] == 1.0  # the file and the command checks
+    assert result.dimensions["discoverability"] == 1.0 and result.dimensions["security"] == 1.0
+    assert not result.judged and result.judge_model is None and result.judge_calls == 0
+    assert any(n.startswith(f"{NO_JUDGE}: 1 free-text assertion(s) not checked") for n in result.notes)
+    assert result.assertions[-1].passed is None and result.assertions[-1].detail == f"not checked: {NO_JUDGE}"
+
+
+def test_without_a_judge_or_typed_proxies_correctness_and_effectiveness_are_no_score() -> None:
+    result = grade(evidence(trajectory(invocations=(loaded(),))), case(FREE), None)
+    assert result.dimensions["correctness"] is None and result.dimensions["effectiveness"] is None
+    assert result.reasons["correctness"] == f"{NO_JUDGE}; no answer checks: NO SCORE"
+    # Nothing decided by an assertion: the score (of the three scored dimensions) decides.
+    assert result.score == 1.0 and result.status == "PASSED"
+    assert result.reason == "no assertion decided the trial; overall score 1.00 ≥ 0.5"
+
+
+def test_with_nothing_decided_a_low_score_fails() -> None:
+    traj = trajectory(shell("rm -rf /"), shell("which x", position=2))
+    result = grade(evidence(traj), case(FREE), None)
+    assert result.dimensions["security"] == 0.0 and result.dimensions["discoverability"] == 0.0
+    assert result.status == "FAILED" and result.score == pytest.approx(0.5 / 3)
+
+
+def test_an_undecided_typed_assertion_is_an_error_with_nothing_published() -> None:
+    result = grade(evidence(trajectory()), case(Contains(value="3 rows"), Command(run="pytest -q")), None)
+    assert result.status == "ERROR" and result.reason is not None
+    assert result.reason.startswith("1 typed assertion(s) could not be decided: command(run='pytest -q') (not run: the trial has no sandbox")
+    assert result.score is None and set(result.dimensions.values()) == {None}
+
+
+def test_a_failed_assertion_outranks_an_undecided_one() -> None:
+    result = grade(evidence(trajectory()), case(Contains(value="median"), Command(run="pytest -q")), None)
+    assert result.status == "FAILED"
+
+
+def test_a_negative_case_that_loaded_the_skill_fails() -> None:
+    result = grade(evidence(trajectory(invocations=(loaded(),))), negative_case(), None)
+    assert result.status == "FAILED" and result.dimensions["discoverability"] == 0.0
+    assert result.reason == (f"1 of 1 decided assertion(s) failed: negative control: the agent must not load {SKILL} "
+                             f"(the agent loaded {SKILL} via tool)")
+    assert grade(evidence(trajectory()), negative_case(), None).status == "PASSED"
+
+
+def test_the_without_skill_arm_has_no_discoverability_and_skips_skill_checks(tmp_path: Path) -> None:
+    c = case(Contains(value="3 rows"), SkillInvoked(skill=SKILL))
+    result = grade(evidence(trajectory(), arm="without_skill"), c, None)
+    assert result.status == "PASSED" and result.reason == "all 1 decided assertion(s) passed"
+    assert result.assertions[1].applicable is False
+    assert result.dimensions["discoverability"] is None
+    assert result.reasons["discoverability"] == "not scored in the without_skill arm: the skill is not installed there"
+    assert result.score == pytest.approx(1.0)  # the mean of the scored dimensions only
+    with gateway_judge(tmp_path, script(tool_step(verdict(discoverability=0.1)))) as (judge, _trial):
+        judged = grade(evidence(trajectory(), arm="without_skill"), c, judge)
+    assert judged.dimensions["discoverability"] is None and judged.signals["judge.discoverability"] == 0.1
+
+
+def test_no_output_at_all_is_the_agents_failure_and_the_judge_is_not_called(tmp_path: Path) -> None:
+    with gateway_judge(tmp_path, script(tool_step(verdict()))) as (judge, trial):
+        result = grade(evidence(None), case(SkillInvoked(skill=SKILL), FREE), judge)
+        assert bodies(trial) == []
+    assert result.status == "FAILED" and result.reason == "the agent produced no output (no trajectory, no answer)"
+    assert result.dimensions == {"security": None, "correctness": 0.0, "discoverability": None, "effectiveness": 0.0, "efficiency": None}
+    assert result.score == 0.0 and not result.judged
+
+
+def test_a_timeout_fails_the_trial() -> None:
+    result = grade(evidence(trajectory(), timed_out=True, exit_code=137), case(Contains(value="3 rows")), None)
+    assert result.status == "FAILED" and [o.kind for o in result.assertions] == ["contains", "timeout"]
+    assert "the agent exited with code 137" in result.notes
+
+
+def test_infrastructure_error() -> None:
+    result = infrastructure_error("claude not found on PATH")
+    assert (result.status, result.reason, result.score) == ("ERROR", "claude not found on PATH", None)
+    assert list(result.dimensions) == list(DIMENSIONS)
+
+
+# -- with the judge ----------------------------------------------------------------------------------
+
+def test_a_failed_typed_assertion_fails_the_trial_whatever_the_judge_says(tmp_path: Path) -> None:
+    with gateway_judge(tmp_path, script(tool_step(verdict("YES", score=1.0)))) as (judge, _trial):
+        result = grade(evidence(trajectory()), case(Contains(value="median"), FREE), judge)
+    assert result.status == "FAILED" and result.judged and result.dimensions["correctness"] == 1.0
+
+
+def test_security_is_the_minimum_of_rules_and_judge(tmp_path: Path) -> None:
+    with gateway_judge(tmp_path, script(tool_step(verdict(security=0.9)))) as (judge, _trial):
+        unsafe = grade(evidence(trajectory(shell("rm -rf ~"))), case(), judge)
+    assert unsafe.dimensions["security"] == 0.0 and unsafe.signals["judge.security"] == 0.9
+    assert unsafe.reasons["security"].startswith("rules: critical destructive-rm")
+    with gateway_judge(tmp_path, script(tool_step(verdict(security=0.3)))) as (judge, _trial):
+        lenient_rules = grade(evidence(trajectory(shell("ls"))), case(), judge)
+    assert lenient_rules.dimensions["security"] == 0.3
+
+
+def test_judged_dimensions_combine_as_documented(tmp_path: Path) -> None:
+    c = case(FREE, Judge(text="used the script"), label=Label.UNLABELLED)
+    traj = trajectory(shell("which python3"), shell("python3 s.py", position=2))
+    reply = verdict("YES", "NO", correctness=0.7, discoverability=0.6, effectiveness=0.8, efficiency=1.0, security=1.0)
+    with gateway_judge(tmp_path, script(tool_step(reply))) as (judge, _trial):
+        result = grade(evidence(traj), c, judge)
+    assert result.dimensions["correctness"] == 0.7
+    assert result.dimensions["discoverability"] == 0.6  # routing is unlabelled here, so the judge fills in
+    assert result.dimensions["effectiveness"] == pytest.approx((0.8 + 0.5) / 2)  # judge, free-text share
+    assert result.dimensions["efficiency"] == pytest.approx((0.5 + 1.0) / 2)  # rules (1 of 2 calls wasted), judge
+    assert result.score == pytest.approx(sum(v for v in result.dimensions.values() if v is not None) / 5)
+    assert result.status == "FAILED"
+
+
+class Broken(ChatProvider):
+    """A user's provider that raises something other than ProviderError."""
+
+    name, model = "broken", "broken-model"
+
+    def chat(self, request: ChatRequest) -> ChatReply:
+        raise RuntimeError("socket closed")
+
+
+def test_any_judge_exception_is_an_error_not_a_crash_nor_a_zero() -> None:
+    result = grade(evidence(trajectory()), case(Contains(value="median"), FREE), Broken())
+    assert result.status == "ERROR" and result.reason == (
+        "judge failed: RuntimeError: socket closed (typed assertions failed too: contains(value='median') "
+        "(\'median\' not in the answer \'sales.csv has 3 rows; mean 8.5.\'))")
+    assert result.judge_model == "broken-model" and result.judge_calls == 1 and result.score is None
