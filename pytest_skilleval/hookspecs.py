@@ -13,6 +13,8 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_skilleval.checks import Check
+    from pytest_skilleval.tier3.agents.base import Agent
+    from pytest_skilleval.tier3.sandboxes.base import Sandbox
     from pytest_skilleval.tier3.trajectory.registry import TrajectoryParser
 
 
@@ -32,3 +34,18 @@ def pytest_skilleval_trajectory_parsers(config: pytest.Config) -> Iterable[Traje
     Each declares a ``name`` and ``sniff(first_lines)``; they join the built-in parsers, sniffed in
     ``priority`` order (the generic fallback is last). A name clash is a usage error.
     """
+
+
+@pytest.hookspec
+def pytest_skilleval_agents(config: pytest.Config) -> Iterable[Agent]:
+    """Return agent adapters (see ``tier3/agents/base.py``) for Tier 3 trials.
+
+    Each names itself (``--skilleval-agents=<name>``, marker ``agent_<name>``) and knows its CLI's
+    install check, private config, skill discovery folders, command line and trajectory parser.
+    Two different adapters with one name is a usage error.
+    """
+
+
+@pytest.hookspec
+def pytest_skilleval_sandboxes(config: pytest.Config) -> Iterable[Sandbox]:
+    """Return sandbox backends (see ``tier3/sandboxes/base.py``), chosen with ``--skilleval-sandbox``."""

@@ -33,6 +33,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     importlib.import_module("pytest_skilleval.providers.options").add_options(parser)
     importlib.import_module("pytest_skilleval.gateway.options").add_options(parser)
     importlib.import_module("pytest_skilleval.tier3.selection_plugin").add_options(parser)
+    importlib.import_module("pytest_skilleval.tier3.options").add_options(parser)
 
 
 def _builtin_check_modules() -> list[str]:
@@ -64,6 +65,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(importlib.import_module("pytest_skilleval.gateway.fixtures"), "skilleval-gateway")
     _route_skill_paths(config, settings.skill_paths)
     config.pluginmanager.register(importlib.import_module("pytest_skilleval.tier3.selection_plugin"), "skilleval-selection")
+    # Tier 3: built-in agents and sandboxes answer the hooks first, then the plugin builds the registries.
+    for module, name in (("agents", "skilleval-agents"), ("sandboxes", "skilleval-sandboxes"), ("plugin", "skilleval-tier3"),
+                         ("fixtures", "skilleval-tier3-fixtures")):
+        config.pluginmanager.register(importlib.import_module(f"pytest_skilleval.tier3.{module}"), name)
     if not hasattr(config, "workerinput"):  # only the controller (or a plain run) writes reports
         config.pluginmanager.register(ReportSession(config, settings), "skilleval-reports")
 

@@ -1,0 +1,87 @@
+"""Tier 3 in pytest: settings, the agent and sandbox registries, markers and the report header.
+
+Registered by ``pytest_skilleval.plugin`` at configure time, after the built-in agents and
+sandboxes (``tier3/agents``, ``tier3/sandboxes``), so every ``pytest_skilleval_agents`` /
+``pytest_skilleval_sandboxes`` implementation — built-in, installed plugin or ``conftest.py`` —
+has answered by the time this module builds the registries.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import pytest
+
+from pytest_skilleval.tier3.agents import Agent, AgentRegistry
+from pytest_skilleval.tier3.options import Tier3Settings
+from pytest_skilleval.tier3.sandboxes import Sandbox, SandboxRegistry
+
+
+@dataclass
+class Tier3Context:
+    settings: Tier3Settings
+    agents: AgentRegistry
+    chosen: list[Agent]  # the agents this run's trials use, in --skilleval-agents order
+    sandboxes: SandboxRegistry
+
+    @property
+    def sandbox(self) -> Sandbox:
+        return self.sandboxes.get(self.settings.sandbox)
+
+
+TIER3 = pytest.StashKey[Tier3Context]()
+
+
+def marker_name(agent: str) -> str:
+    """``agent_claude_code``: a Python identifier, so ``pytest.mark.agent_claude_code`` works too."""
+    return "agent_" + "".join(c if c.isalnum() else "_" for c in agent)
+
+
+def in_ci() -> bool:
+    """A CI run must not go green by skipping: missing agent tooling fails there (CI=true)."""
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    settings = Tier3Settings.from_config(config)
+    agents, sandboxes = AgentRegistry(), SandboxRegistry()
+    try:
+        for contributed in config.hook.pytest_skilleval_agents(config=config):
+            for agent in contributed or ():
+                agents.add(agent)
+        for offered in config.hook.pytest_skilleval_sandboxes(config=config):
+            for sandbox in offered or ():
+                sandboxes.add(sandbox)
+        chosen = agents.select(",".join(settings.agents))
+        sandboxes.get(settings.sandbox)
+    except (KeyError, ValueError) as exc:
+        raise pytest.UsageError(f"skilleval Tier 3: {exc.args[0]}") from None
+    for agent in agents.all():
+        config.addinivalue_line("markers", f"{marker_name(agent.name)}: Tier 3 trials run with {agent.label}")
+    config.stash[TIER3] = Tier3Context(settings, agents, chosen, sandboxes)
+
+
+def tier3_context(config: pytest.Config) -> Tier3Context:
+    return config.stash[TIER3]
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    ctx = config.stash.get(TIER3, None)
+    if ctx is None:
+        return []
+    s = ctx.settings
+    if not s.enabled:
+        return ["skilleval tier3: off (opt in with --skilleval-agents=claude-code,codex,... or --skilleval-tier3)"]
+    mode = f"{s.gateway_mode} (harness check, not a model measurement)" if s.scripted else s.gateway_mode
+    extra = f" reruns={s.reruns}" if s.reruns else ""
+    return [f"skilleval tier3: agents={','.join(a.name for a in ctx.chosen)} arms={','.join(s.arms)} attempts={s.attempts}{extra} "
+            f"gateway={mode} blocking={'yes' if s.block else 'no (advisory)'}",
+            f"skilleval tier3 sandbox: {ctx.sandbox.describe()}"]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    ctx = config.stash.get(TIER3, None)
+    if ctx is not None:
+        for name in ctx.sandboxes.names():
+            ctx.sandboxes.get(name).close()

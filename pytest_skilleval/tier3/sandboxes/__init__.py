@@ -1,0 +1,46 @@
+"""Sandbox backends and their registry.
+
+``local`` is built in; docker or cloud backends plug in through the ``pytest_skilleval_sandboxes``
+hook and are chosen with ``--skilleval-sandbox NAME``::
+
+    @pytest.hookimpl
+    def pytest_skilleval_sandboxes(config):
+        return [DockerSandbox()]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pytest
+
+from pytest_skilleval.tier3.sandboxes.base import RunResult, RunSpec, Sandbox, SandboxUnavailable
+from pytest_skilleval.tier3.sandboxes.local import LocalSandbox
+
+__all__ = ["LocalSandbox", "RunResult", "RunSpec", "Sandbox", "SandboxRegistry", "SandboxUnavailable"]
+
+
+class SandboxRegistry:
+    def __init__(self, sandboxes: Iterable[Sandbox] = ()) -> None:
+        self._by_name: dict[str, Sandbox] = {}
+        for sandbox in sandboxes:
+            self.add(sandbox)
+
+    def add(self, sandbox: Sandbox) -> None:
+        have = self._by_name.get(sandbox.name)
+        if have is not None and type(have) is not type(sandbox):
+            raise ValueError(f"two sandboxes are named {sandbox.name!r}: {type(have).__qualname__} and {type(sandbox).__qualname__}")
+        self._by_name.setdefault(sandbox.name, sandbox)
+
+    def names(self) -> list[str]:
+        return list(self._by_name)
+
+    def get(self, name: str) -> Sandbox:
+        if name not in self._by_name:
+            raise KeyError(f"unknown sandbox {name!r} (known: {', '.join(self._by_name)})")
+        return self._by_name[name]
+
+
+@pytest.hookimpl
+def pytest_skilleval_sandboxes(config: pytest.Config) -> list[Sandbox]:
+    return [LocalSandbox()]

@@ -1,0 +1,209 @@
+"""Run one trial end to end: stage → gateway trial → sandboxed agent → trajectory → grade → record.
+
+Independent of pytest: the trial items, the ``skill_trial`` fixture and the benchmark all call
+:meth:`TrialRunner.run`. What a trial cannot do here is an exception the caller maps to an
+outcome — :class:`TrialUnavailable` (a CLI or the sandbox is missing: skipped locally, failed in
+CI) and :class:`TrialSkipped` (the case has no script for this agent in scripted mode) — while
+everything that happens *during* a trial (a crash, a timeout, a broken grader) ends up in the
+returned :class:`TrialRecord`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from pytest_skilleval.gateway import Gateway, Script, Trial
+from pytest_skilleval.providers.base import ChatProvider
+from pytest_skilleval.skill import Skill
+from pytest_skilleval.tier3.agents.base import Agent, AgentContext
+from pytest_skilleval.tier3.case_formats.model import EvalCase
+from pytest_skilleval.tier3.grading import CommandOutcome, Grade, RunInSandbox, TrialEvidence, grade, infrastructure_error
+from pytest_skilleval.tier3.options import Tier3Settings
+from pytest_skilleval.tier3.record import TrialRecord
+from pytest_skilleval.tier3.sandboxes.base import RunResult, RunSpec, Sandbox
+from pytest_skilleval.tier3.staging import Stage, agent_environment, stage_trial
+from pytest_skilleval.tier3.trajectory import ParserRegistry, Trajectory, TrajectoryParseError, default_registry, skill_key
+from pytest_skilleval.tier3.trajectory.requestlog import read_request_context
+
+CHECK_TIMEOUT_S = 120.0  # a `command` assertion run after the agent
+CHECK_OUTPUT_CHARS = 8000
+STDERR_TAIL = 2000
+
+
+class TrialUnavailable(Exception):
+    """This machine cannot run the trial: the agent CLI, a program it needs, or the sandbox is missing."""
+
+
+class TrialSkipped(Exception):
+    """The trial does not apply (no scripted turns for this agent in scripted mode)."""
+
+
+@dataclass(frozen=True)
+class TrialRequest:
+    skill: Skill
+    skill_key: str
+    case: EvalCase
+    agent: Agent
+    arm: str
+    name: str  # the gateway trial name: the item's node id (cassettes are found by it)
+    attempt: int = 1
+    execution: int = 1
+    dataset_digest: str | None = None
+    nodeid: str = ""
+
+
+@dataclass
+class TrialRunner:
+    gateway: Gateway
+    sandbox: Sandbox
+    settings: Tier3Settings
+    judge: ChatProvider | None = None
+    parsers: ParserRegistry = field(default_factory=default_registry)
+    hidden: tuple[Path, ...] = ()  # host folders hidden in the sandbox (the real user's skill dirs)
+
+    def check(self, agent: Agent) -> None:
+        """Raise :class:`TrialUnavailable` when ``agent`` cannot run trials here."""
+        problem = agent.missing(self.settings.agents_dirs) or self.sandbox.unavailable()
+        if problem is None and not self.sandbox.isolated and not self.settings.allow_unsandboxed:
+            problem = f"refusing to run an agent unconfined: {self.sandbox.describe()}; pass --skilleval-allow-unsandboxed to accept that"
+        if problem:
+            raise TrialUnavailable(problem)
+
+    def run(self, req: TrialRequest, root: Path) -> TrialRecord:
+        started = time.perf_counter()
+        self.check(req.agent)
+        case_script = req.case.script_for(req.agent.name)
+        if self.gateway.config.mode == "scripted" and case_script is None:
+            raise TrialSkipped(f"case {req.case.id!r} has no `script` for {req.agent.name} (or '*'); scripted mode plays the model "
+                               "from it (docs/eval-cases.md)")
+        stage = stage_trial(root, req.skill, req.case, req.agent, req.arm)
+        script = Script.from_data(case_script.render(stage.placeholders(req.skill.name))) if case_script else None
+        mode = self.gateway.config.mode
+        cassette = self.gateway.cassette_path(req.name) if mode in ("record", "replay") else None
+        trial_name = req.name if req.execution == 1 else f"{req.name}#run{req.execution}"
+        trial = self.gateway.open_trial(trial_name, script=script, cassette=cassette, placeholders=stage.cassette_placeholders())
+        ctx = AgentContext(home=stage.home, workspace=stage.workspace, tmp=stage.tmp, gateway_url=trial.url,
+                           model=self.settings.models.get(req.agent.name), max_turns=self.settings.max_turns)
+        egress = len(self.gateway.egress)  # trials of one worker run one at a time: new entries are this trial's
+        try:
+            result = self._run_agent(req, stage, trial, ctx)
+        finally:
+            self.gateway.close_trial(trial)
+        record = self._record(req, stage, trial, ctx, result, started)
+        for attempt in self.gateway.egress[egress:]:
+            record.notes.append(f"tried to reach the network (refused by the gateway): {attempt['method']} {attempt['path']}")
+        return record
+
+    # -- steps ------------------------------------------------------------------------------------
+    def _run_agent(self, req: TrialRequest, stage: Stage, trial: Trial, ctx: AgentContext) -> RunResult:
+        executable = req.agent.locate(self.settings.agents_dirs)
+        assert executable is not None  # check() passed
+        env = agent_environment(trial, stage, req.agent.configure(ctx))
+        port = urlsplit(trial.url).port
+        assert port is not None
+        spec = RunSpec(argv=tuple(req.agent.command(executable, req.case.prompt, ctx)), env=env, cwd=stage.workspace,
+                       writable=stage.writable, hidden=self.hidden, timeout_s=self.settings.timeout_s, network="gateway",
+                       gateway=("127.0.0.1", port), stdout=stage.out / "events.jsonl", stderr=stage.out / "stderr.txt")
+        return self.sandbox.run(spec)
+
+    def _record(self, req: TrialRequest, stage: Stage, trial: Trial, ctx: AgentContext, result: RunResult, started: float) -> TrialRecord:
+        requests = stage.out / "requests.jsonl"
+        requests.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in trial.entries), encoding="utf-8")
+        notes = [f"not staged: {s}" for s in stage.skipped]
+        trajectory = self._parse(req, stage, requests, notes)
+        texts = trial.request_texts()
+        listed = skill_listed(requests, req.skill.name)
+        evidence = TrialEvidence(skill_name=req.skill.name, case_id=req.case.id, agent=req.agent.name, arm=req.arm,  # type: ignore[arg-type]
+                                 attempt=req.attempt, trajectory=trajectory, answer=trajectory.final_answer if trajectory else None,
+                                 workspace=stage.workspace, run_in_sandbox=self._checker(stage), gateway_requests=texts,
+                                 skill_listed=listed, skill_body_reached_model=body_reached(texts[1:], req.skill.body),
+                                 timed_out=result.timed_out, exit_code=result.exit_code)
+        notes += _run_notes(req, result, trial, self.gateway)
+        grade = self._grade(evidence, req.case, trajectory, result, trial, notes)
+        usage = trial.usage
+        models = sorted({str(e["model"]) for e in trial.entries if e.get("model")})
+        return TrialRecord(
+            nodeid=req.nodeid, skill=req.skill_key, skill_name=req.skill.name, skill_path=str(req.skill.root), case_id=req.case.id,
+            label=req.case.label.value, agent=req.agent.name, agent_version=req.agent.version(self.settings.agents_dirs),
+            arm=req.arm, attempt=req.attempt, execution=req.execution, dataset_digest=req.dataset_digest,  # type: ignore[arg-type]
+            mode=self.gateway.config.mode, model=", ".join(models) or req.agent.model_for(ctx), sandbox=self.sandbox.describe(),
+            isolated=self.sandbox.isolated, status=grade.status, reason=grade.reason, grade=grade, skill_installed=stage.installed,
+            skill_listed=listed, skill_body_reached_model=evidence.skill_body_reached_model,
+            invoked_skills=[s.name for s in trajectory.selections()] if trajectory else [],
+            final_answer=evidence.answer, exit_code=result.exit_code, timed_out=result.timed_out, requests=len(trial.entries),
+            tokens_in=usage.input_tokens, tokens_out=usage.output_tokens, cost_usd=trial.cost_usd, cli_seconds=round(result.wall_s, 4),
+            total_seconds=round(time.perf_counter() - started, 4), notes=notes,
+            artifacts={"events": str(stage.out / "events.jsonl"), "stderr": str(stage.out / "stderr.txt"),
+                       "requests": str(requests), "workspace": str(stage.workspace)})
+
+    def _parse(self, req: TrialRequest, stage: Stage, requests: Path, notes: list[str]) -> Trajectory | None:
+        events = stage.out / "events.jsonl"
+        try:
+            return self.parsers.parse_file(events, format=req.agent.parser, request_log=requests)
+        except TrajectoryParseError as exc:
+            notes.append(f"no trajectory: {exc}")
+            return None
+
+    def _grade(self, evidence: TrialEvidence, case: EvalCase, trajectory: Trajectory | None, result: RunResult, trial: Trial,
+               notes: list[str]) -> Grade:
+        if trial.divergences:
+            return infrastructure_error("replay diverged from the cassette: " + "; ".join(trial.divergences[:3]))
+        if trajectory is None and not result.timed_out and result.exit_code not in (0, None):
+            tail = result.stderr.strip()[-STDERR_TAIL:]
+            return infrastructure_error(f"{evidence.agent} exited {result.exit_code} without a readable event stream: {tail}")
+        try:
+            return grade(evidence, case, self.judge)  # a timeout is a failed assertion there: a killed agent did not finish
+        except Exception as exc:  # noqa: BLE001 - a broken grader is an ERROR with its traceback, never a pass
+            notes.append(traceback.format_exc(limit=8))
+            return infrastructure_error(f"grading crashed: {type(exc).__name__}: {exc}")
+
+    def _checker(self, stage: Stage) -> RunInSandbox:
+        """``run_in_sandbox`` for `command` assertions: same sandbox, workspace as cwd, no network, no token."""
+        env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "HOME": str(stage.home), "TMPDIR": str(stage.tmp), "LANG": "C.UTF-8"}
+
+        def run(command: str) -> CommandOutcome:
+            done = self.sandbox.run(RunSpec(argv=("/bin/sh", "-c", command), env=env, cwd=stage.workspace, writable=stage.writable,
+                                            hidden=self.hidden, timeout_s=CHECK_TIMEOUT_S, network="none"))
+            code = 124 if done.timed_out or done.exit_code is None else done.exit_code
+            return CommandOutcome(exit_code=code, output=(done.stdout + done.stderr)[-CHECK_OUTPUT_CHARS:])
+
+        return run
+
+
+def skill_listed(request_log: Path, skill_name: str) -> bool | None:
+    """Whether the catalog the agent sent the model names this skill; None when no catalog was found."""
+    try:
+        catalog = read_request_context(request_log).catalog
+    except TrajectoryParseError:
+        return None
+    if catalog is None:
+        return None
+    return any(skill_key(s.name) == skill_key(skill_name) for s in catalog)
+
+
+def body_reached(request_texts: Sequence[str], body: str) -> bool | None:
+    """Whether a distinctive line of SKILL.md's body reached the model after the first request."""
+    lines = sorted((ln.strip() for ln in body.splitlines() if len(ln.strip()) >= 20), key=len, reverse=True)
+    if not lines:
+        return None
+    marker = json.dumps(lines[0][:200], ensure_ascii=False)[1:-1]  # as it appears inside a JSON-encoded body
+    return any(marker in text for text in request_texts)
+
+
+def _run_notes(req: TrialRequest, result: RunResult, trial: Trial, gateway: Gateway) -> list[str]:
+    notes = []
+    if result.timed_out:
+        notes.append("the agent was killed at the time limit")
+    elif result.exit_code:
+        notes.append(f"{req.agent.name} exited {result.exit_code}: {result.stderr.strip()[-300:]}")
+    failed = [e for e in trial.entries if e["status"] != 200 or e["error"]]
+    if failed:
+        notes.append(f"{len(failed)} model request(s) failed at the gateway: {failed[0]['error'] or failed[0]['status']}")
+    return notes
