@@ -163,16 +163,16 @@ def _status(outcomes: list[AssertionOutcome], typed: list[AssertionOutcome], fre
         failed_typed = [o for o in typed if o.passed is False]
         return "ERROR", failure.reason + (f" (typed assertions failed too: {_names(failed_typed)})" if failed_typed else "")
     applicable = [o for o in outcomes if o.applicable]
-    failed = [o for o in applicable if o.passed is False]
+    decided = [o for o in applicable if o.passed is not None]
+    failed = [o for o in decided if o.passed is False]
     if failed:
-        return "FAILED", f"{len(failed)} of {len(applicable)} assertion(s) failed: {_names(failed)}"
+        return "FAILED", f"{len(failed)} of {len(decided)} decided assertion(s) failed: {_names(failed)}"
     open_typed = [o for o in typed if o.applicable and o.passed is None]
     if open_typed:
         return "ERROR", f"{len(open_typed)} typed assertion(s) could not be decided: {_names(open_typed)}"
     open_free = [o for o in free if o.passed is None]
     if judged and open_free:
         return "ERROR", f"the judge gave no verdict for {len(open_free)} free-text assertion(s): {_names(open_free)}"
-    decided = [o for o in applicable if o.passed is not None]
     if decided:
         return "PASSED", f"all {len(decided)} decided assertion(s) passed"
     scored = [v for v in dims.values() if v is not None]
