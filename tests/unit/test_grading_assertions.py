@@ -264,6 +264,15 @@ def test_max_turns_tokens_and_cost() -> None:
     assert outcome(MaxCost(value=0.01), ev).passed is False
 
 
+def test_gateway_metering_wins_over_the_harness_figures() -> None:
+    ev = evidence(trajectory(usage=Usage(input_tokens=10, output_tokens=10), cost_usd=0.0), metered_tokens=5000, metered_cost_usd=0.5)
+    tokens, cost = outcome(MaxTokens(value=1000), ev), outcome(MaxCost(value=0.1), ev)
+    assert (tokens.passed, tokens.detail) == (False, "5000 tokens metered at the gateway (limit 1000)")
+    assert (cost.passed, cost.detail) == (False, "$0.5000 metered at the gateway (limit $0.1000)")
+    # Metered, a cost check needs no trajectory (harnesses that report no cost at all).
+    assert outcome(MaxCost(value=1.0), evidence(None, metered_cost_usd=0.5)).passed is True
+
+
 def test_unrecorded_usage_is_undecided() -> None:
     ev = evidence(trajectory(turns=None, usage=Usage(), cost_usd=None))
     assert [outcome(a, ev).passed for a in (MaxTurns(value=3), MaxTokens(value=10), MaxCost(value=1.0))] == [None, None, None]

@@ -146,7 +146,13 @@ def _skill_invoked(a: SkillInvoked | SkillNotInvoked, evidence: TrialEvidence, c
 
 
 def _usage(a: MaxTurns | MaxTokens | MaxCost, evidence: TrialEvidence) -> Verdict:
+    # The gateway's metering covers every CLI alike (some harnesses report no cost at all), so it
+    # wins over the trajectory's own figures when the runner passes it.
     traj = evidence.trajectory
+    if isinstance(a, MaxTokens) and evidence.metered_tokens is not None:
+        return evidence.metered_tokens <= a.value, f"{evidence.metered_tokens} tokens metered at the gateway (limit {a.value})"
+    if isinstance(a, MaxCost) and evidence.metered_cost_usd is not None:
+        return evidence.metered_cost_usd <= a.value, f"${evidence.metered_cost_usd:.4f} metered at the gateway (limit ${a.value:.4f})"
     if traj is None:
         return _no_trajectory()
     if isinstance(a, MaxTurns):

@@ -133,14 +133,15 @@ def wasted_calls(traj: Trajectory) -> list[tuple[ToolCall, str]]:
     return wasted
 
 
-def budget_use(traj: Trajectory, case: EvalCase) -> dict[str, float]:
-    """min(1, budget / used) for each budget the case sets and the harness metered."""
+def budget_use(traj: Trajectory, case: EvalCase, metered_tokens: int | None = None) -> dict[str, float]:
+    """min(1, budget / used) for each budget the case sets and the harness (or the gateway) metered."""
     out: dict[str, float] = {}
+    tokens = metered_tokens if metered_tokens is not None else traj.usage.total_tokens
     for a in case.typed_assertions():
         if isinstance(a, MaxTurns) and traj.turns:
             out["turn_budget"] = min(1.0, a.value / traj.turns)
-        elif isinstance(a, MaxTokens) and traj.usage.total_tokens:
-            out["token_budget"] = min(1.0, a.value / traj.usage.total_tokens)
+        elif isinstance(a, MaxTokens) and tokens:
+            out["token_budget"] = min(1.0, a.value / tokens)
     return out
 
 
@@ -151,7 +152,7 @@ def efficiency(evidence: TrialEvidence, case: EvalCase) -> tuple[Signal, dict[st
     calls = len(traj.tool_calls)
     wasted = wasted_calls(traj)
     tool_eff = 1.0 - len(wasted) / calls if calls else 1.0  # no tool calls: nothing was wasted
-    parts: dict[str, float | None] = {"tool_efficiency": tool_eff, **budget_use(traj, case)}
+    parts: dict[str, float | None] = {"tool_efficiency": tool_eff, **budget_use(traj, case, evidence.metered_tokens)}
     score = sum(v for v in parts.values() if v is not None) / len(parts)
     reason = f"{calls - len(wasted)} of {calls} tool calls productive"
     if wasted:

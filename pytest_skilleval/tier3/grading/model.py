@@ -48,6 +48,10 @@ class TrialEvidence(BaseModel):
     skill_body_reached_model: bool | None = None
     timed_out: bool = False
     exit_code: int | None = None
+    #: Metered by the gateway over every model request of the trial (side calls included); when given,
+    #: `max_tokens` / `max_cost` use these rather than what the harness reported in the trajectory.
+    metered_tokens: int | None = Field(default=None, description="input + output tokens, all requests")
+    metered_cost_usd: float | None = None
 
 
 class AssertionOutcome(BaseModel):
