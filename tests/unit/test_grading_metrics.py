@@ -127,6 +127,7 @@ def test_routing_is_not_scored_where_it_means_nothing() -> None:
     assert user.score is None and "not the agent's discovery" in user.reason
     unlisted = routing(evidence(trajectory(), skill_listed=False), case())
     assert unlisted.score is None and "staging problem" in unlisted.reason
+    assert routing(evidence(trajectory(), skill_listed=False), negative_case()).score is None
 
 
 # -- efficiency ---------------------------------------------------------------------------------------

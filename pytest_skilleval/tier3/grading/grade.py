@@ -69,6 +69,8 @@ def grade(evidence: TrialEvidence, case: EvalCase, judge: ChatProvider | None, *
         detail = verdict.reason if verdict else (f"not checked: {why_open}" if result is None else "the judge gave no verdict")
         free_outcomes.append(AssertionOutcome(kind="judge", description=a.text, passed=passed, detail=detail, source=source(case, a)))
     outcomes = typed + free_outcomes
+    if evidence.arm == "with_skill" and evidence.skill_listed is False:
+        notes.append(f"{case.skill} was not offered to the model in the with_skill arm (the gateway saw no listing): check the staging")
     if evidence.exit_code not in (None, 0):
         notes.append(f"the agent exited with code {evidence.exit_code}")
     if signals.findings:

@@ -64,7 +64,7 @@ def routing(evidence: TrialEvidence, case: EvalCase) -> Signal:
         return Signal(None, "the case does not say whether the skill should be used")
     if traj is None:
         return Signal(None, "no trajectory: the agent's output could not be parsed")
-    if evidence.skill_listed is False and not case.negative:
+    if evidence.skill_listed is False:  # neither finding it nor leaving it alone means anything then
         return Signal(None, f"{case.skill} was never offered to the model (the gateway saw no listing): a staging problem, "
                             "not the agent's choice")
     chosen = {s.key: s for s in traj.selections()}  # the agent's own choices; /x and $x are the user's
