@@ -7,6 +7,7 @@ read as a publication recommendation.
 
 from __future__ import annotations
 
+from pytest_skilleval.reports import tier3 as tier3_md
 from pytest_skilleval.reports.model import NOT_RUN, TIER_PURPOSE, RunReport, SkillReport
 from pytest_skilleval.results import Finding
 
@@ -38,6 +39,9 @@ def _callout(sk: SkillReport) -> list[str]:
                 "> At least one blocking check failed; see Blocking Findings below."]
     if sk.recommended_for_publication:
         return ["> ✅ **Overall verdict: PASS — Recommended for publication**"]
+    if not sk.tiers_not_run:  # every tier ran, but Tier 3 is not publication evidence (scripted, unsandboxed, not PASS)
+        return [f"> ☑️ **Overall verdict: PASS ({_tiers_text(sk.tiers_run)}) — Not yet recommended for publication**", ">",
+                "> Publication needs a passing Tier 3 verdict from real models in a sandbox."]
     return [f"> ☑️ **Overall verdict: PASS ({_tiers_text(sk.tiers_run)}) — Not yet recommended for publication**", ">",
             f"> The verdict covers {_tiers_text(sk.tiers_run)} only; {_tiers_text(sk.tiers_not_run)} "
             f"{'was' if len(sk.tiers_not_run) == 1 else 'were'} not run. Publication needs all three tiers."]
@@ -53,7 +57,9 @@ def _metadata(sk: SkillReport, run: RunReport) -> list[str]:
              f"- Skill content digest: `{sk.digest}`" if sk.digest else "- Skill content digest: not recorded (files check not run)",
              f"- Rule profile: {settings.get('profile')}; checks fail at {settings.get('fail_on')} and above",
              f"- Tiers run: {_tiers_text(sk.tiers_run) or 'none'}; not run: {_tiers_text(sk.tiers_not_run) or 'none'}"]
-    if 3 in sk.tiers_not_run:
+    if sk.tier3 is not None:
+        lines += tier3_md.metadata_lines(sk.tier3)
+    elif 3 in sk.tiers_not_run:
         lines.append("- Agents: none (Tier 3 not run)")
     if not run.complete:
         lines.append("- **This run was interrupted: the card shows only the checks that finished.**")
@@ -78,6 +84,8 @@ def _tier_status(sk: SkillReport) -> list[str]:
     for key, ts in sk.tiers.items():
         if ts.status == NOT_RUN:
             evidence = "—"
+        elif key == "3" and sk.tier3 is not None:
+            evidence = tier3_md.evidence(sk.tier3)
         else:
             evidence = f"{ts.checks} check(s); {ts.findings} finding(s)"
             if ts.failed_checks:
@@ -139,10 +147,11 @@ def _methodology() -> list[str]:
 def render(sk: SkillReport, run: RunReport) -> str:
     sections = [
         [f"# Skill Benchmark: {sk.name}"],
-        _callout(sk),
+        _callout(sk) + (tier3_md.callout(sk.tier3) if sk.tier3 else []),
         _metadata(sk, run),
         ["## What This Report Answers", "", *[f"- {a}" for a in ANSWERS]],
-        _glance(sk),
+        _glance(sk) + (tier3_md.glance(sk.tier3) if sk.tier3 else []),
+        tier3_md.attempt_sections(sk.tier3) if sk.tier3 else [],
         _tier_status(sk),
         _blocking(sk),
         _observations(sk),

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from pytest_skilleval.results import CheckResult, Finding, Severity, Status
+from pytest_skilleval.tier3.report import Tier3Report
 from pytest_skilleval.tier3.selection_report import SelectionSummary
 
 SCHEMA_VERSION = "1.0"
@@ -51,6 +52,7 @@ class SkillReport(BaseModel):
     quality_score: float | None = None
     digest: str | None = None
     checks: list[CheckRecord]
+    tier3: Tier3Report | None = Field(default=None, description="agent trials: per agent and arm, lift, pass@k (tier3/report.py)")
 
     def blocking_findings(self) -> list[tuple[str, Finding]]:
         out = []
@@ -102,15 +104,18 @@ def _tier_summary(tier: int, records: list[CheckRecord]) -> TierSummary:
                        advisory_failures=advisory)
 
 
-def build_skill(key: str, name: str, path: str, records: list[CheckRecord]) -> SkillReport:
+def build_skill(key: str, name: str, path: str, records: list[CheckRecord], tier3: Tier3Report | None = None) -> SkillReport:
     records = sorted(records, key=lambda r: (r.result.tier, r.result.check))
     tiers = {str(t): _tier_summary(t, [r for r in records if r.result.tier == t]) for t in (1, 2, 3)}
+    if tier3 is not None:  # trials, not checks: the status is Tier 3's own (FAIL only when blocking)
+        tiers["3"] = TierSummary(tier=3, status=tier3.status(), checks=tier3.trials,
+                                 failed_checks=[a.agent for a in tier3.agents if a.verdict == "FAIL" and tier3.blocking])
     run = [int(t) for t, s in tiers.items() if s.status != NOT_RUN]
     not_run = [int(t) for t, s in tiers.items() if s.status == NOT_RUN]
     statuses = {s.status for s in tiers.values()}
     if "INCOMPLETE" in statuses:
         verdict = "INCOMPLETE"
-    elif statuses & {"FAILED", "ERROR"}:
+    elif statuses & {"FAILED", "ERROR", "FAIL"}:
         verdict = "FAIL"
     else:
         verdict = "PASS"
@@ -121,9 +126,9 @@ def build_skill(key: str, name: str, path: str, records: list[CheckRecord]) -> S
     quality = next((r.result.score for r in records if r.result.check == "quality"), None)
     digest = next((r.result.metrics.get("digest") for r in records if r.result.check == "files"), None)
     return SkillReport(key=key, name=name, path=path, verdict=verdict,
-                       recommended_for_publication=verdict == "PASS" and not not_run,
+                       recommended_for_publication=verdict == "PASS" and not not_run and tier3 is not None and tier3.publication_evidence,
                        tiers_run=run, tiers_not_run=not_run, tiers=tiers, severity_counts=counts,
-                       quality_score=quality, digest=digest, checks=records)
+                       quality_score=quality, digest=digest, checks=records, tier3=tier3)
 
 
 def build_run(skills: list[SkillReport], *, tool: dict[str, str], generated_at: str, complete: bool,

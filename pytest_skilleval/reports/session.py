@@ -19,6 +19,9 @@ from pytest_skilleval.collect import RESULT_PROPERTY
 from pytest_skilleval.config import Settings
 from pytest_skilleval.reports import benchmark_md, summary
 from pytest_skilleval.reports.model import CheckRecord, RunReport, build_run, build_skill
+from pytest_skilleval.tier3 import report as tier3_report
+from pytest_skilleval.tier3.record import TRIAL_PROPERTY, TrialRecord
+from pytest_skilleval.tier3.plugin import TIER3
 from pytest_skilleval.tier3.selection_report import SELECTION_PROPERTY
 from pytest_skilleval.tier3.selection_report import summarize as summarize_selection
 
@@ -41,10 +44,21 @@ class ReportSession:
         self.written: list[Path] = []
         self.write_error: str | None = None
         self.selection: dict[str, str] = {}  # nodeid -> record; every phase's report repeats the properties
+        self.trials: dict[str, TrialRecord] = {}  # run_id -> record: every execution, reruns included
+        self.failures: dict[str, bool] = {}  # nodeid -> only a Tier 3 trial that FAILED its case (advisory)
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed:  # a rerun's intermediate report has outcome "rerun": only final failures count
+            trial = [TrialRecord.model_validate_json(v) for k, v in report.user_properties if k == TRIAL_PROPERTY]
+            advisory = report.when == "call" and bool(trial) and all(t.status == "FAILED" for t in trial)
+            self.failures[report.nodeid] = self.failures.get(report.nodeid, True) and advisory
         for name, value in report.user_properties:
+            if name == TRIAL_PROPERTY:
+                record = TrialRecord.model_validate_json(value)
+                self.trials[record.run_id] = record
+                self.meta.setdefault(record.skill, (record.skill_name, record.skill_path))
+                continue
             if name == SELECTION_PROPERTY:
                 self.selection[json.loads(value)["nodeid"]] = value
                 continue
@@ -55,8 +69,17 @@ class ReportSession:
             self.records.setdefault(envelope["skill"], {})[record.result.check] = record
             self.meta[envelope["skill"]] = (envelope["skill_name"], envelope["skill_path"])
 
+    def tier3_reports(self) -> dict[str, tier3_report.Tier3Report]:
+        settings = self.config.stash[TIER3].settings
+        by_skill: dict[str, list[TrialRecord]] = {}
+        for record in self.trials.values():
+            by_skill.setdefault(record.skill, []).append(record)
+        return {key: tier3_report.build(rows, blocking=settings.block, reruns=settings.reruns) for key, rows in by_skill.items()}
+
     def build(self, exitstatus: int) -> RunReport:
-        skills = [build_skill(key, *self.meta[key], list(checks.values())) for key, checks in self.records.items()]
+        tier3 = self.tier3_reports()
+        keys = sorted(set(self.records) | set(tier3))
+        skills = [build_skill(key, *self.meta[key], list(self.records.get(key, {}).values()), tier3.get(key)) for key in keys]
         complete = exitstatus not in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
         s = self.settings
         settings = {"profile": s.profile, "fail_on": s.fail_on.value, "checks": s.checks or "default",
@@ -69,9 +92,14 @@ class ReportSession:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if not self.records and not self.selection:
+        if not self.records and not self.selection and not self.trials:
             return
         self.run = self.build(exitstatus)
+        if self.trials:  # Tier 3 is advisory unless --block-on-agent-eval: the controller settles the exit status
+            reports = [sk.tier3 for sk in self.run.skills if sk.tier3 is not None]
+            session.exitstatus = tier3_report.exit_status(int(session.exitstatus), self.failures.values(), reports,
+                                                          block=self.config.stash[TIER3].settings.block)
+            self.run.exit_status = int(session.exitstatus)
         if self.settings.report_dir is None:
             return
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pytest_skilleval.reports import tier3 as tier3_md
 from pytest_skilleval.reports.model import RunReport, SkillReport
 from pytest_skilleval.tier3 import selection_report
 
@@ -41,6 +42,9 @@ def terminal_lines(run: RunReport) -> list[str]:
                  f"{c['medium']} medium, {c['low']} low, {c['info']} info")
     if run.selection is not None:
         lines += selection_report.terminal_lines(run.selection)
+    for sk in run.skills:
+        if sk.tier3 is not None:
+            lines += tier3_md.terminal_lines(sk.key, sk.tier3)
     return lines
 
 

@@ -1,0 +1,258 @@
+"""Tier 3 on the controller: trial records in, per skill × agent × arm statistics and a verdict out.
+
+Which trials count for what:
+
+- **Dimension means, scores, Lift**: the first execution of every scheduled attempt (reruns happen
+  only after a failure, so counting them would bias the means). Per case, the mean over its
+  attempts; per arm, the mean over cases. Lift = with − without over the cases scored in both
+  arms, with the paired bootstrap 95 % CI of :func:`stats.lift`.
+- **pass@k / pass^k** (``--skilleval-attempts n``): the unbiased estimators over those same first
+  executions, for k = 1 and k = n.
+- **pass@(R+1)** (``--reruns R``): every execution of a scheduled attempt, in order; it passes if
+  any did.
+- **Tokens, cost, time**: every execution that ran.
+
+Verdict (the anchor's rule): per agent, the worst band of its with-skill dimension means; Tier 3
+passes if any agent passes. A scripted run gets a verdict too, but it is a harness check and is
+never publication evidence. Trials that errored make the evidence INCOMPLETE.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+from pydantic import BaseModel, Field
+
+from pytest_skilleval.tier3 import stats
+from pytest_skilleval.tier3.grading.model import DIMENSIONS
+from pytest_skilleval.tier3.record import TrialRecord
+
+MEASURES = ("overall", *DIMENSIONS)
+
+
+class PassK(BaseModel):
+    k: int
+    pass_at_k: float | None
+    pass_hat_k: float | None
+    cases: int
+    excluded: list[str] = Field(default_factory=list)
+
+
+class RerunCase(BaseModel):
+    case: str
+    attempts: list[bool | None]
+    passed: bool | None
+    first_pass_attempt: int | None
+
+
+class RerunStats(BaseModel):
+    k: int  # R + 1
+    passed_cases: int
+    failed_cases: int
+    missing_cases: int
+    rate: float | None
+    cases: list[RerunCase]
+
+
+class ArmStats(BaseModel):
+    arm: str
+    trials: int = 0  # executions that ran (not skipped)
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+    measures: dict[str, float | None] = Field(default_factory=dict)  # overall + the five dimensions
+    pass_rate: float | None = None  # first executions: passed / (passed + failed)
+    pass_at_k: list[PassK] = Field(default_factory=list)
+    reruns: RerunStats | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    cli_seconds: float | None = None  # mean per trial
+    plugin_seconds: float | None = None  # mean per trial: staging, gateway, parsing, grading
+
+
+class LiftRow(BaseModel):
+    measure: str
+    with_skill: float | None
+    without_skill: float | None
+    delta: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    band: str | None
+
+
+class AttemptRow(BaseModel):
+    case: str
+    arm: str
+    attempt: int
+    execution: int
+    status: str
+    score: float | None
+    tokens: int
+    cli_seconds: float | None
+    skill_listed: bool | None
+    invoked: list[str]
+    reason: str | None
+
+
+class AgentTier3(BaseModel):
+    agent: str
+    versions: list[str]
+    models: list[str]
+    arms: dict[str, ArmStats]
+    lift: list[LiftRow]
+    verdict: str | None  # PASS | NEUTRAL | FAIL over the with-skill dimensions; None: nothing scored
+    attempts: list[AttemptRow]
+
+
+class Tier3Report(BaseModel):
+    modes: list[str]
+    scripted: bool
+    sandboxes: list[str]
+    isolated: bool
+    blocking: bool
+    attempts: int
+    reruns: int
+    dataset_digest: str | None
+    cases: int
+    labels: dict[str, int]
+    agents: list[AgentTier3]
+    verdict: str | None
+    trials: int
+    errors: int
+    skipped: int
+    skip_reasons: list[str] = Field(default_factory=list)
+
+    @property
+    def publication_evidence(self) -> bool:
+        """Real models, confined, complete and passing: only then may a card recommend publication."""
+        return not self.scripted and self.isolated and self.errors == 0 and self.verdict == "PASS"
+
+    def status(self) -> str:
+        """The Tier Status word: INCOMPLETE (trials errored), SKIPPED (none ran), else the verdict —
+        ``FAIL`` only when blocking; an advisory fail reads ``FAIL (advisory)``."""
+        if self.trials == 0:
+            return "SKIPPED"
+        if self.errors:
+            return "INCOMPLETE"
+        word = self.verdict or "NOT SCORED"
+        if word == "FAIL" and not self.blocking:
+            word = "FAIL (advisory)"
+        return f"{word} (harness check)" if self.scripted else word
+
+
+def build(records: Iterable[TrialRecord], *, blocking: bool, reruns: int) -> Tier3Report:
+    records = sorted(records, key=lambda r: (r.agent, r.case_id, r.arm, r.attempt, r.execution))
+    ran = [r for r in records if r.status != "SKIPPED"]
+    by_agent: dict[str, list[TrialRecord]] = defaultdict(list)
+    for r in records:
+        by_agent[r.agent].append(r)
+    agents = [_agent(name, rows, reruns) for name, rows in by_agent.items()]
+    verdicts = {a.verdict for a in agents}
+    verdict = "PASS" if "PASS" in verdicts else "NEUTRAL" if "NEUTRAL" in verdicts else "FAIL" if "FAIL" in verdicts else None
+    cases = {r.case_id: r.label for r in records}
+    labels: dict[str, int] = defaultdict(int)
+    for label in cases.values():
+        labels[label] += 1
+    return Tier3Report(
+        modes=sorted({r.mode for r in records}), scripted=any(r.scripted for r in ran) or (not ran and any(r.scripted for r in records)),
+        sandboxes=sorted({r.sandbox for r in ran if r.sandbox}), isolated=bool(ran) and all(r.isolated for r in ran), blocking=blocking,
+        attempts=max((r.attempt for r in records), default=0), reruns=reruns,
+        dataset_digest=next((r.dataset_digest for r in records if r.dataset_digest), None), cases=len(cases), labels=dict(labels),
+        agents=agents, verdict=verdict, trials=len(ran), errors=sum(1 for r in ran if r.status == "ERROR"),
+        skipped=len(records) - len(ran), skip_reasons=sorted({r.reason for r in records if r.status == "SKIPPED" and r.reason}))
+
+
+def _agent(name: str, rows: list[TrialRecord], reruns: int) -> AgentTier3:
+    arms = {arm: _arm(arm, [r for r in rows if r.arm == arm], reruns) for arm in ("with_skill", "without_skill")
+            if any(r.arm == arm for r in rows)}
+    lift = [_lift(measure, rows) for measure in MEASURES] if len(arms) == 2 else []
+    with_skill = arms.get("with_skill")
+    band = stats.verdict({d: with_skill.measures.get(d) for d in DIMENSIONS}) if with_skill else None
+    attempts = [AttemptRow(case=r.case_id, arm=r.arm, attempt=r.attempt, execution=r.execution, status=r.status, score=r.score,
+                           tokens=r.tokens_in + r.tokens_out, cli_seconds=r.cli_seconds, skill_listed=r.skill_listed,
+                           invoked=r.invoked_skills, reason=r.reason) for r in rows]
+    return AgentTier3(agent=name, versions=sorted({r.agent_version for r in rows if r.agent_version}),
+                      models=sorted({r.model for r in rows if r.model and r.status != "SKIPPED"}), arms=arms, lift=lift,
+                      verdict=band.value if band else None, attempts=attempts)
+
+
+def _first(rows: Sequence[TrialRecord]) -> list[TrialRecord]:
+    return [r for r in rows if r.execution == 1 and r.status != "SKIPPED"]
+
+
+def _measure(record: TrialRecord, measure: str) -> float | None:
+    if record.grade is None or record.status == "ERROR":
+        return None
+    return record.grade.score if measure == "overall" else record.grade.dimensions.get(measure)
+
+
+def per_case(rows: Sequence[TrialRecord], measure: str) -> dict[str, float | None]:
+    """Each case's mean over its scored first executions (None when none is scored)."""
+    grouped: dict[str, list[float | None]] = defaultdict(list)
+    for r in _first(rows):
+        grouped[r.case_id].append(_measure(r, measure))
+    return {case: stats.mean_scored(values) for case, values in grouped.items()}
+
+
+def _arm(arm: str, rows: list[TrialRecord], reruns: int) -> ArmStats:
+    ran = [r for r in rows if r.status != "SKIPPED"]
+    first = _first(rows)
+    out = ArmStats(arm=arm, trials=len(ran), passed=sum(r.status == "PASSED" for r in ran), failed=sum(r.status == "FAILED" for r in ran),
+                   errors=sum(r.status == "ERROR" for r in ran), skipped=len(rows) - len(ran),
+                   tokens_in=sum(r.tokens_in for r in ran), tokens_out=sum(r.tokens_out for r in ran),
+                   cost_usd=round(math.fsum(r.cost_usd for r in ran), 8),
+                   cli_seconds=stats.mean_scored([r.cli_seconds for r in ran]), plugin_seconds=stats.mean_scored([r.plugin_seconds for r in ran]))
+    out.measures = {m: stats.mean_scored(per_case(rows, m).values()) for m in MEASURES}
+    decided = [r.passed for r in first if r.passed is not None]
+    out.pass_rate = sum(decided) / len(decided) if decided else None
+    by_case: dict[str, list[bool | None]] = defaultdict(list)
+    for r in sorted(first, key=lambda r: (r.case_id, r.attempt)):
+        by_case[r.case_id].append(r.passed)
+    n = max((len(v) for v in by_case.values()), default=0)
+    for k in sorted({1, n}) if n else ():
+        p = stats.pass_at_k_over_cases(by_case, k)
+        out.pass_at_k.append(PassK(k=k, pass_at_k=p.pass_at_k, pass_hat_k=p.pass_hat_k, cases=p.cases, excluded=list(p.excluded)))
+    if reruns:
+        out.reruns = _reruns(ran, reruns)
+    return out
+
+
+def _reruns(ran: list[TrialRecord], reruns: int) -> RerunStats:
+    many = max((r.attempt for r in ran), default=1) > 1
+    series: dict[str, list[bool | None]] = defaultdict(list)
+    for r in sorted(ran, key=lambda r: (r.case_id, r.attempt, r.execution)):
+        series[f"{r.case_id}#a{r.attempt}" if many else r.case_id].append(r.passed)
+    summary = stats.rerun_pass(series)
+    return RerunStats(k=reruns + 1, passed_cases=summary.passed_cases, failed_cases=summary.failed_cases,
+                      missing_cases=summary.missing_cases, rate=summary.rate,
+                      cases=[RerunCase(case=c.case_id, attempts=list(c.attempts), passed=c.passed, first_pass_attempt=c.first_pass_attempt)
+                             for c in summary.cases])
+
+
+def _lift(measure: str, rows: list[TrialRecord]) -> LiftRow:
+    result = stats.lift(per_case([r for r in rows if r.arm == "with_skill"], measure),
+                        per_case([r for r in rows if r.arm == "without_skill"], measure))
+    band = result.band
+    return LiftRow(measure=measure, with_skill=result.with_skill, without_skill=result.without_skill, delta=result.delta,
+                   ci_low=result.ci_low, ci_high=result.ci_high, n=result.n, band=band.value if band else None)
+
+
+def exit_status(current: int, failures: Iterable[bool], reports: Iterable[Tier3Report], *, block: bool) -> int:
+    """The session's exit status once Tier 3 is accounted for.
+
+    ``failures``: one flag per failed final report, True when it was only a trial that FAILED its
+    case (advisory by nature; ERROR trials and everything else are real failures). Without
+    ``--block-on-agent-eval`` those alone never fail the run; with it, a FAIL verdict does.
+    """
+    failed, ok = 1, 0  # pytest.ExitCode.TESTS_FAILED / OK, as ints: this module stays free of pytest
+    flags = list(failures)
+    if current == failed and flags and all(flags):
+        current = ok
+    if block and current == ok and any(r.verdict == "FAIL" for r in reports):
+        current = failed
+    return current
