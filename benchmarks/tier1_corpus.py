@@ -41,7 +41,7 @@ def scanner_checks() -> list[str]:
 def run_pytest(corpus: Path, *args: str) -> tuple[float, dict]:
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, "-m", "pytest", f"--skills={corpus}", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
-               f"--skilleval-report-dir={tmp}/report", "--skilleval-cache-dir=", f"--rootdir={tmp}", *args]
+               f"--skilleval-report-dir={tmp}/report", "--skilleval-cache-dir=", f"--rootdir={tmp}", "-m", "tier1", *args]
         started = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
         elapsed = time.perf_counter() - started
