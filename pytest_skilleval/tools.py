@@ -97,7 +97,10 @@ def run(tool: ToolSpec, args: Sequence[str], *, timeout: float, cwd: Path | None
         ok_codes: Sequence[int] = (0,)) -> ToolRun:
     exe = locate(tool)
     if exe is None:
-        raise ToolError(tool, "missing", f"'{tool.executable}' not found on PATH or beside {sys.executable}")
+        override = os.environ.get(tool.override_var)
+        where = (f"{tool.override_var}={override} is not an absolute path to an executable" if override
+                 else f"'{tool.executable}' not found on PATH or beside {sys.executable}")
+        raise ToolError(tool, "missing", where)
     started = time.perf_counter()
     try:
         proc = subprocess.run([exe, *args], capture_output=True, text=True, errors="replace", timeout=timeout,
