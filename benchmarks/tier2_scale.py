@@ -88,7 +88,9 @@ def child(args: argparse.Namespace) -> int:
 
 def run_child(size: int, cache: Path, args: argparse.Namespace) -> dict[str, float]:
     cmd = [sys.executable, __file__, "--one", str(size), "--cache", str(cache), "--corpus", str(args.corpus), "--embedder", args.embedder]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"catalog {size} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 

@@ -38,14 +38,21 @@ class Scale:
     source: str = "identity: the bands are stated on this model's scale"
 
     def __call__(self, x: np.ndarray | float) -> np.ndarray:
-        if not isinstance(x, np.ndarray) or x.size < 4096:
-            return np.asarray(np.interp(x, self.raw, self.ref))
-        # Big blocks (the catalog similarity matrix): a lookup table over [-1, 1], ~4x faster than
-        # np.interp (which also widens to float64); the error is under 2e-5, far below any band gap.
-        lut = _table(self.raw, self.ref)
-        idx = (x + np.float32(1.0)) * np.float32((len(lut) - 1) / 2.0) + np.float32(0.5)  # nearest bin
-        np.clip(idx, 0, len(lut) - 1, out=idx)
-        return lut[idx.astype(np.int32)]
+        return np.asarray(np.interp(x, self.raw, self.ref))
+
+    def map_block(self, block: np.ndarray, floor: float = -1.0) -> np.ndarray:
+        """The map over a big float32 block of cosines (the catalog similarity matrix), overwriting
+        ``block``; entries that map below ``floor`` become -inf. A lookup table over the raw range
+        that reaches ``floor`` (16k bins: it stays in cache), a few in-place passes: ~4x faster than
+        np.interp, which also widens to float64. Error <= half a bin times the steepest slope."""
+        lo = self.raw_for(floor) if floor > self.ref[0] else -1.0
+        lut = _table(self.raw, self.ref, lo)
+        bins = len(lut) - 2
+        np.subtract(block, np.float32(lo), out=block)
+        np.multiply(block, np.float32(bins / (1.0 - lo)), out=block)
+        block += np.float32(1.5)  # bin 0 holds "below lo"; +0.5 rounds to the nearest bin
+        np.clip(block, 0, bins + 1, out=block)  # float rounding can step just past 1
+        return lut[block.astype(np.int32)]
 
     def raw_for(self, reference: float) -> float:
         """The raw cosine that maps to ``reference`` (the inverse map; knots are increasing)."""
@@ -55,9 +62,14 @@ class Scale:
         return {"raw": list(self.raw), "reference": list(self.ref), "source": self.source}
 
 
+LUT_BINS = 1 << 14
+
+
 @functools.cache
-def _table(raw: tuple[float, ...], ref: tuple[float, ...], bins: int = 1 << 18) -> np.ndarray:
-    return np.interp(np.linspace(-1.0, 1.0, bins + 1), raw, ref).astype(np.float32)
+def _table(raw: tuple[float, ...], ref: tuple[float, ...], lo: float) -> np.ndarray:
+    """[-inf (below lo), f(lo), ..., f(1), f(1)]: the last entry catches an index rounded to bins + 1."""
+    values = np.interp(np.linspace(lo, 1.0, LUT_BINS + 1), raw, ref).astype(np.float32)
+    return np.concatenate([np.array([-np.inf], dtype=np.float32), values[:-1], values[-1:]])
 
 
 IDENTITY = Scale()

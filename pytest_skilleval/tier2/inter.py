@@ -75,7 +75,8 @@ def body_vectors(texts: Sequence[SkillText], embedder: CachedEmbedder) -> np.nda
     found = embedder.cache.get(keys) if embedder.cache is not None else {}
     out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
     for i, v in found.items():
-        out[i, :len(v)] = v
+        norm = float(np.linalg.norm(v))
+        out[i, :len(v)] = v / norm if norm else v  # stored as float16: renormalise
     todo = [i for i in range(len(texts)) if i not in found]
     chunks = {i: [c.text for c in chunk_markdown(texts[i].body, "SKILL.md")] for i in todo}
     flat = [c for i in todo for c in chunks[i]]
@@ -135,9 +136,7 @@ class CatalogIndex:
 
     @staticmethod
     def _aspect(raw: np.ndarray, scale: calibration.Scale) -> np.ndarray:
-        if scale is calibration.IDENTITY:
-            return raw
-        return scale(raw).astype(np.float32, copy=False)
+        return raw if scale is calibration.IDENTITY else scale.map_block(raw, calibration.LOWEST_BAND)
 
     def all_matches(self) -> list[list[tuple[int, float]]]:
         if self._matches is None:

@@ -120,8 +120,13 @@ def test_calibration_maps_are_monotone_and_invertible() -> None:
     assert calibration.scale_for("onnx:anything", "body") is calibration.IDENTITY
     grid = np.linspace(-1, 1, 20001, dtype=np.float32).reshape(1, -1)  # the block path (a lookup table) ~ np.interp
     for scale in calibration.SCALES.values():
-        steepest = max(np.diff(scale.ref) / np.diff(scale.raw))
-        assert np.abs(scale(grid) - np.interp(grid, scale.raw, scale.ref)).max() <= steepest * 2 / (1 << 18) + 1e-6
+        lo = scale.raw_for(0.5)
+        half_bin = max(np.diff(scale.ref) / np.diff(scale.raw)) * (1 - lo) / calibration.LUT_BINS / 2
+        mapped, exact = scale.map_block(grid.copy(), 0.5), np.interp(grid, scale.raw, scale.ref)
+        above = grid >= lo + 1e-4
+        assert np.abs(mapped[above] - exact[above]).max() <= half_bin + 1e-6
+        assert (mapped[grid < lo - 1e-4] == -np.inf).all()  # below the lowest band: no score at all
+    assert calibration.IDENTITY.map_block(np.array([[1.001, -1.001, 0.3]], dtype=np.float32), 0.5).tolist() == [[1.0, -np.inf, -np.inf]]
 
 
 def test_cache_rerun_embeds_nothing_and_packs_merge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
