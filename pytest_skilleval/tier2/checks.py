@@ -87,7 +87,8 @@ def evaluate_dedup(skill: Skill, embedder: Embedder, chat: Callable[[], ChatProv
 def _embeddings_only_note(n: int) -> Finding:
     return Finding(rule="tier2.embeddings-only", severity=Severity.INFO, file="SKILL.md",
                    message=f"dedup ran embeddings-only: {n} candidate cluster(s) were not classified by a chat model",
-                   suggestion="set SKILLEVAL_LLM_MODEL (and SKILLEVAL_LLM_BASE_URL or an API key) to classify them")
+                   suggestion="configure a chat model to classify them: --skilleval-provider, or one provider API key "
+                              "in the environment (docs/providers.md)")
 
 
 class SimilarityCheck(_Tier2Check):
