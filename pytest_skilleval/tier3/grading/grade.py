@@ -7,9 +7,9 @@ The combination rules, in order (docs/grading.md explains each):
 2. The judge (when configured and the agent produced anything) adds the five dimension scores and a
    YES/NO per free-text assertion (:mod:`.judge`); the deterministic signals (:mod:`.metrics`) are
    computed either way.
-3. Status: a judge that failed → ERROR; any decided assertion failed → FAILED; a typed assertion that
-   could not be decided, or a free-text one the judge left open → ERROR; otherwise PASSED, or — when
-   no assertion decided anything — the overall score against 0.5.
+3. Status: a judge that failed → ERROR; no output at all → FAILED; any decided assertion failed →
+   FAILED; a typed assertion that could not be decided, or a free-text one the judge left open →
+   ERROR; otherwise PASSED, or — when no assertion decided anything — the overall score against 0.5.
 4. Dimensions: Security = min(rules, judge); Correctness = judge, else the share of answer checks
    passed; Discoverability = routing (with_skill only), else judge; Effectiveness = mean(judge,
    free-text share), else the share of workspace/command/trajectory checks passed; Efficiency =
@@ -61,13 +61,11 @@ def grade(evidence: TrialEvidence, case: EvalCase, judge: ChatProvider | None, *
             notes += result.notes
         except JudgeFailed as exc:
             failure = exc
-    why_open = "the agent produced no output" if no_output else NO_JUDGE if judge is None else "the judge failed"
-    free_outcomes = []
-    for number, a in enumerate(free, 1):
-        verdict = result.verdicts.get(number) if result else None
-        passed = None if verdict is None else verdict.verdict == "YES"
-        detail = verdict.reason if verdict else (f"not checked: {why_open}" if result is None else "the judge gave no verdict")
-        free_outcomes.append(AssertionOutcome(kind="judge", description=a.text, passed=passed, detail=detail, source=source(case, a)))
+    if result is not None:
+        why_open = "the judge gave no verdict"
+    else:
+        why_open = "not checked: " + ("the agent produced no output" if no_output else NO_JUDGE if judge is None else "the judge failed")
+    free_outcomes = _free_text(case, result, why_open)
     outcomes = typed + free_outcomes
     if evidence.arm == "with_skill" and evidence.skill_listed is False:
         notes.append(f"{case.skill} was not offered to the model in the with_skill arm (the gateway saw no listing): check the staging")
@@ -78,26 +76,35 @@ def grade(evidence: TrialEvidence, case: EvalCase, judge: ChatProvider | None, *
 
     dims, reasons, raw = _dimensions(evidence, signals, result, typed, free_outcomes, no_output)
     status: Status
-    if no_output and failure is None:
+    if no_output:  # the judge was not called, so it cannot have failed
         status, reason = "FAILED", "the agent produced no output (no trajectory, no answer)"
     else:
         status, reason = _status(outcomes, typed, free_outcomes, failure, result is not None, dims)
     if status == "ERROR":  # fail closed: an ERROR trial publishes no scores (raw signals stay in `signals`)
         dims = dict.fromkeys(DIMENSIONS)
-    scored = [v for v in dims.values() if v is not None]
-    model = result.model if result else None
-    if model is None and judge is not None:
-        model = judge_model or judge.model or None
-    return Grade(status=status, reason=reason, assertions=outcomes, dimensions=dims,
-                 score=sum(scored) / len(scored) if scored else None, judged=result is not None,
-                 judge_model=model,
-                 notes=notes, reasons=reasons, signals=raw, judge_calls=result.calls if result else failure.calls if failure else 0,
-                 judge_input_tokens=result.input_tokens if result else 0, judge_output_tokens=result.output_tokens if result else 0)
+    usage: dict[str, int] = {}
+    if result is not None:
+        usage = {"judge_calls": result.calls, "judge_input_tokens": result.input_tokens, "judge_output_tokens": result.output_tokens}
+    elif failure is not None:
+        usage = {"judge_calls": failure.calls}
+    model = result.model if result else (judge_model or judge.model or None) if judge is not None else None
+    return Grade(status=status, reason=reason, assertions=outcomes, dimensions=dims, score=_mean(*dims.values()), judged=result is not None,
+                 judge_model=model, notes=notes, reasons=reasons, signals=raw, **usage)
 
 
 def infrastructure_error(reason: str) -> Grade:
     """The grade of a trial that could not run (CLI missing, sandbox failure): ERROR, nothing scored."""
     return Grade(status="ERROR", reason=reason, notes=["not graded: the trial did not run"])
+
+
+def _free_text(case: EvalCase, result: JudgeResult | None, why_open: str) -> list[AssertionOutcome]:
+    """One outcome per free-text assertion: the judge's YES/NO, or open (``passed=None``) saying why."""
+    outcomes = []
+    for number, a in enumerate(case.judge_assertions(), 1):
+        verdict = result.verdicts.get(number) if result else None
+        outcomes.append(AssertionOutcome(kind="judge", description=a.text, passed=None if verdict is None else verdict.verdict == "YES",
+                                         detail=verdict.reason if verdict else why_open, source=source(case, a)))
+    return outcomes
 
 
 def _share(outcomes: list[AssertionOutcome]) -> float | None:
