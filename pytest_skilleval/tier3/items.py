@@ -122,10 +122,10 @@ class TrialItem(_OutsideSkillHooks, pytest.Function):
                                      ("skilleval.cost_usd", f"{record.cost_usd:g}"),
                                      ("skilleval.cli_seconds", f"{record.cli_seconds or 0:g}")]
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:  # type: ignore[override]
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
         if isinstance(excinfo.value, TrialFailed):
             return format_trial(excinfo.value.record)
-        return str(super().repr_failure(excinfo, style=style))
+        return str(super().repr_failure(excinfo))
 
 
 def format_trial(record: TrialRecord) -> str:

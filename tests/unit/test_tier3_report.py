@@ -1,0 +1,170 @@
+"""Tier 3 statistics on the controller: what counts for means, lift, pass@k and pass@(R+1), the verdict,
+the exit status, and how it reaches the card and results.json."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from pytest_skilleval.reports import benchmark_md
+from pytest_skilleval.reports.model import CheckRecord, build_run, build_skill
+from pytest_skilleval.results import CheckResult
+from pytest_skilleval.tier3 import stats
+from pytest_skilleval.tier3.grading.model import DIMENSIONS, Grade
+from pytest_skilleval.tier3.record import TrialRecord
+from pytest_skilleval.tier3.report import build, exit_status, per_case
+
+pytest_plugins = ["pytester"]
+
+
+def rec(case: str, arm: str, score: float | None, status: str = "PASSED", *, attempt: int = 1, execution: int = 1,
+        agent: str = "claude-code", mode: str = "proxy", isolated: bool = True, dims: dict[str, float | None] | None = None) -> TrialRecord:
+    dimensions = dims if dims is not None else dict.fromkeys(DIMENSIONS, score)
+    grade = Grade(status=status, dimensions=dimensions, score=score) if status != "SKIPPED" else None  # type: ignore[arg-type]
+    return TrialRecord(skill="s", skill_name="s", skill_path="/s", case_id=case, agent=agent, arm=arm, attempt=attempt,  # type: ignore[arg-type]
+                       execution=execution, status=status, grade=grade, mode=mode, isolated=isolated, sandbox="local: test",  # type: ignore[arg-type]
+                       tokens_in=100, tokens_out=10, cost_usd=0.01, cli_seconds=1.0, total_seconds=1.25, dataset_digest="sha256:abc")
+
+
+def test_means_are_per_case_then_per_arm_and_reruns_do_not_count() -> None:
+    rows = [rec("a", "with_skill", 1.0, attempt=1), rec("a", "with_skill", 0.0, "FAILED", attempt=2),
+            rec("a", "with_skill", 1.0, attempt=2, execution=2),  # a rerun: pass@(R+1) only
+            rec("b", "with_skill", 1.0), rec("a", "without_skill", 0.0, "FAILED"), rec("b", "without_skill", 0.5, "FAILED")]
+    report = build(rows, blocking=False, reruns=1)
+    arm = report.agents[0].arms["with_skill"]
+    assert per_case(rows[:4], "overall") == {"a": 0.5, "b": 1.0}
+    assert arm.measures["overall"] == pytest.approx(0.75)  # not 0.667 (per trial) nor 0.75+rerun
+    assert arm.trials == 4 and arm.passed == 3 and arm.failed == 1
+    assert arm.tokens_in == 400 and arm.cost_usd == pytest.approx(0.04)
+    assert arm.cli_seconds == pytest.approx(1.0) and arm.plugin_seconds == pytest.approx(0.25)
+    # pass@(R+1): case a's attempt 2 failed, then its rerun passed
+    assert arm.reruns is not None and arm.reruns.k == 2
+    assert {c.case: (c.attempts, c.passed) for c in arm.reruns.cases} == {
+        "a#a1": ([True], True), "a#a2": ([False, True], True), "b#a1": ([True], True)}
+
+
+def test_lift_is_the_paired_bootstrap_of_per_case_means() -> None:
+    rows = [rec(c, "with_skill", w) for c, w in (("a", 1.0), ("b", 0.8), ("c", 0.6))]
+    rows += [rec(c, "without_skill", w, "FAILED") for c, w in (("a", 0.2), ("b", 0.8), ("c", 0.1))]
+    rows.append(rec("d", "with_skill", 1.0))  # unpaired: left out of the lift
+    overall = next(r for r in build(rows, blocking=False, reruns=0).agents[0].lift if r.measure == "overall")
+    expected = stats.lift({"a": 1.0, "b": 0.8, "c": 0.6, "d": 1.0}, {"a": 0.2, "b": 0.8, "c": 0.1})
+    assert (overall.delta, overall.ci_low, overall.ci_high, overall.n) == (expected.delta, expected.ci_low, expected.ci_high, 3)
+    assert overall.band == "PASS" and overall.without_skill == pytest.approx(1.1 / 3)
+
+
+def test_pass_at_k_uses_first_executions_of_every_attempt() -> None:
+    outcomes = {"a": [True, False, False], "b": [False, False, False], "c": [True, True, True]}
+    rows = [rec(case, "with_skill", 1.0 if ok else 0.0, "PASSED" if ok else "FAILED", attempt=n + 1)
+            for case, seq in outcomes.items() for n, ok in enumerate(seq)]
+    arm = build(rows, blocking=False, reruns=0).agents[0].arms["with_skill"]
+    assert [p.k for p in arm.pass_at_k] == [1, 3] and arm.reruns is None
+    at1, at3 = arm.pass_at_k
+    assert at1.pass_at_k == pytest.approx((1 / 3 + 0 + 1) / 3)
+    assert at3.pass_at_k == pytest.approx((1 + 0 + 1) / 3) and at3.pass_hat_k == pytest.approx(1 / 3)
+    assert at3.pass_at_k == pytest.approx(math.fsum(stats.pass_at_k(3, sum(s), 3) or 0 for s in outcomes.values()) / 3)
+
+
+def test_errors_are_missing_not_zero_and_make_the_evidence_incomplete() -> None:
+    rows = [rec("a", "with_skill", 1.0), rec("b", "with_skill", None, "ERROR", dims=dict.fromkeys(DIMENSIONS)),
+            rec("a", "without_skill", 0.0, "FAILED"), rec("c", "with_skill", None, "SKIPPED")]
+    report = build(rows, blocking=True, reruns=0)
+    arm = report.agents[0].arms["with_skill"]
+    assert arm.measures["overall"] == 1.0 and arm.errors == 1 and arm.skipped == 1
+    assert report.status() == "INCOMPLETE" and not report.publication_evidence
+    assert report.trials == 3 and report.skipped == 1
+
+
+@pytest.mark.parametrize(("with_score", "blocking", "mode", "word"), [
+    (0.9, False, "proxy", "PASS"), (0.45, False, "proxy", "NEUTRAL"), (0.2, True, "proxy", "FAIL"),
+    (0.2, False, "proxy", "FAIL (advisory)"), (0.9, False, "scripted", "PASS (harness check)")])
+def test_verdict_and_tier_status(with_score: float, blocking: bool, mode: str, word: str) -> None:
+    rows = [rec("a", "with_skill", with_score, mode=mode), rec("a", "without_skill", 0.1, "FAILED", mode=mode)]
+    report = build(rows, blocking=blocking, reruns=0)
+    assert report.status() == word
+    assert report.publication_evidence == (word == "PASS")
+
+
+def test_scripted_or_unsandboxed_runs_are_never_publication_evidence() -> None:
+    for kw in ({"mode": "scripted"}, {"isolated": False}):
+        rows = [rec("a", "with_skill", 1.0, **kw), rec("a", "without_skill", 0.0, "FAILED", **kw)]  # type: ignore[arg-type]
+        report = build(rows, blocking=False, reruns=0)
+        assert report.verdict == "PASS" and not report.publication_evidence
+
+
+def test_exit_status_rules() -> None:
+    passing = build([rec("a", "with_skill", 1.0)], blocking=True, reruns=0)
+    failing = build([rec("a", "with_skill", 0.1, "FAILED")], blocking=True, reruns=0)
+    assert exit_status(1, [True, True], [failing], block=False) == 0  # only trials that failed their case: advisory
+    assert exit_status(1, [True, False], [passing], block=False) == 1  # something else failed too
+    assert exit_status(0, [], [failing], block=True) == 1  # blocking: a FAIL verdict fails the run
+    assert exit_status(1, [True], [passing], block=True) == 0  # blocking looks at the verdict, not single trials
+    assert exit_status(2, [True], [failing], block=True) == 2  # an interrupted run stays interrupted
+
+
+def _checks() -> list[CheckRecord]:
+    return [CheckRecord(blocking=True, result=CheckResult(check="schema", tier=1)),
+            CheckRecord(blocking=True, result=CheckResult(check="dedup", tier=2))]
+
+
+def test_card_sections_and_publication() -> None:
+    rows = [rec("a", "with_skill", 1.0), rec("a", "without_skill", 0.0, "FAILED"), rec("a", "without_skill", 0.0, "FAILED", execution=2),
+            rec("a", "without_skill", 0.0, "FAILED", execution=3)]
+    real = build_skill("s", "s", "/s", _checks(), build(rows, blocking=False, reruns=2))
+    assert real.recommended_for_publication and real.tiers["3"].status == "PASS"
+    scripted = build_skill("s", "s", "/s", _checks(), build([r.model_copy(update={"mode": "scripted"}) for r in rows], blocking=False, reruns=2))
+    assert not scripted.recommended_for_publication and scripted.verdict == "PASS"
+    run = build_run([scripted], tool={"name": "pytest-skilleval", "version": "0"}, generated_at="2026-01-01T00:00:00", complete=True,
+                    exit_status=0, settings={})
+    card = benchmark_md.render(scripted, run)
+    assert "harness check — not a model measurement" in card and "Recommended for publication" not in card
+    assert "| Overall | 0% → 100% (+100 points; n=1) |" in card  # baseline → skill (lift)
+    assert "pass@3 (reruns) 0% (0/1 cases)" in card and "pass@1 100%" in card  # pass@(R+1) and pass@k per arm
+    assert card.count("| a | without_skill | a1 |") == 3  # every attempt, reruns included
+    assert "Dataset digest: `sha256:abc`" in card and "Sandbox: local: test" in card
+    assert json.loads(run.model_dump_json())["skills"][0]["tier3"]["agents"][0]["agent"] == "claude-code"
+    blocked = build_skill("s", "s", "/s", _checks(), build([rec("a", "with_skill", 0.1, "FAILED")], blocking=True, reruns=0))
+    assert blocked.verdict == "FAIL" and blocked.tiers["3"].failed_checks == ["claude-code"]
+    advisory = build_skill("s", "s", "/s", _checks(), build([rec("a", "with_skill", 0.1, "FAILED")], blocking=False, reruns=0))
+    assert advisory.verdict == "PASS" and advisory.tiers["3"].status == "FAIL (advisory)"
+
+
+CONTROLLER_TESTS = '''
+import pytest
+from pytest_skilleval.tier3.grading.model import DIMENSIONS, Grade
+from pytest_skilleval.tier3.record import TRIAL_PROPERTY, TrialRecord
+
+def publish(record_property, case, arm, score, status):
+    grade = Grade(status=status, dimensions=dict.fromkeys(DIMENSIONS, score), score=score)
+    record = TrialRecord(skill="demo", skill_name="demo", skill_path="/demo", case_id=case, agent="claude-code", arm=arm,
+                         status=status, grade=grade, mode="proxy", isolated=True)
+    record_property(TRIAL_PROPERTY, record.model_dump_json())
+    if status == "FAILED":
+        pytest.fail("the trial failed its case")
+
+@pytest.mark.parametrize("case", ["a", "b"])
+def test_with(record_property, case):
+    publish(record_property, case, "with_skill", SCORE, "PASSED" if SCORE >= 0.5 else "FAILED")
+
+@pytest.mark.parametrize("case", ["a", "b"])
+def test_without(record_property, case):
+    publish(record_property, case, "without_skill", 0.0, "FAILED")
+'''
+
+
+@pytest.mark.parametrize(("score", "flags", "code"), [(0.9, [], 0), (0.1, [], 0), (0.9, ["--block-on-agent-eval"], 0),
+                                                      (0.1, ["--block-on-agent-eval", "-n", "2"], 1)])
+def test_controller_aggregates_across_workers_and_settles_the_exit_status(pytester: pytest.Pytester, score: float, flags: list[str],
+                                                                          code: int) -> None:
+    pytester.makepyfile(test_trials=CONTROLLER_TESTS.replace("SCORE", repr(score)))
+    run = pytester.runpytest_subprocess if "-n" in flags else pytester.runpytest  # xdist once: the records cross workers
+    result = run("-p", "no:cacheprovider", *flags)
+    assert result.ret == code, result.stdout.str()[-3000:]
+    data = json.loads((pytester.path / "skilleval-report" / "results.json").read_text())
+    tier3 = data["skills"][0]["tier3"]
+    arms = tier3["agents"][0]["arms"]
+    assert arms["with_skill"]["trials"] == 2 and arms["without_skill"]["failed"] == 2
+    assert tier3["verdict"] == ("PASS" if score > 0.5 else "FAIL") and data["exit_status"] == code
+    assert "tier3 demo · claude-code: overall" in result.stdout.str()

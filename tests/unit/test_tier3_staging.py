@@ -1,0 +1,122 @@
+"""Staging of the two arms: the only difference is the skill; evals never reach the agent; no host secret does."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from conftest import manifest, write_skill
+
+from pytest_skilleval.gateway import Gateway, GatewayConfig, Script
+from pytest_skilleval.skill import Skill
+from pytest_skilleval.tier3.agents import ClaudeCode, Codex, GeminiCli, OpenCode
+from pytest_skilleval.tier3.cases import load_cases
+from pytest_skilleval.tier3.staging import StagingError, agent_environment, hidden_dirs, stage_trial
+
+EVALS = '''{"skill_name": "demo-skill", "evals": [
+  {"id": "c1", "prompt": "Profile evals/files/data.csv", "expected_output": "3 rows", "files": ["files/data.csv"]},
+  {"id": "c2", "prompt": "Anything", "expected_output": "x"},
+  {"id": "c3", "prompt": "Nothing staged", "expected_output": "x", "files": []}]}'''
+SCRIPT = "#!/bin/sh\necho hi\n"
+
+
+def tree(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.fixture
+def skill(tmp_path: Path) -> Skill:
+    root = write_skill(tmp_path / "skills", "demo-skill", {
+        "SKILL.md": manifest(), "scripts/run.sh": SCRIPT, "references/guide.md": "# Guide\n",
+        "evals/evals.json": EVALS, "evals/files/data.csv": "a,b\n1,2\n", "evals/files/other.txt": "other\n",
+        "evals/results/old.json": "{}", "results/run.json": "{}"})
+    return Skill(root=root, key="demo-skill")
+
+
+@pytest.mark.parametrize("agent", [ClaudeCode(), Codex(), OpenCode(), GeminiCli()], ids=lambda a: a.name)
+def test_arms_differ_only_by_the_installed_skill(skill: Skill, tmp_path: Path, agent) -> None:  # type: ignore[no-untyped-def]
+    case = load_cases(skill).get("c1")
+    assert case is not None
+    with_arm = stage_trial(tmp_path / "with", skill, case, agent, "with_skill")
+    without = stage_trial(tmp_path / "without", skill, case, agent, "without_skill")
+    installed = {f"{agent.skill_root}/demo-skill/{rel}" for rel in ("SKILL.md", "scripts/run.sh", "references/guide.md")}
+    assert tree(with_arm.workspace) == {"evals/files/data.csv"} | installed
+    assert tree(without.workspace) == {"evals/files/data.csv"}  # the same minus the skill
+    assert not without.skill_dir.exists() and without.installed is False
+    assert with_arm.skill_dir == with_arm.workspace / agent.skill_root / "demo-skill" and with_arm.installed
+    assert (with_arm.skill_dir / "SKILL.md").read_text() == manifest()
+    assert os.access(with_arm.skill_dir / "scripts" / "run.sh", os.X_OK)  # a script with a shebang stays runnable
+    assert tree(with_arm.home) == set() and tree(without.home) == set()  # fresh HOME: no user skill anywhere
+    # TMPDIR is a sibling of HOME, never an ancestor (Codex refuses its helpers under TMPDIR)
+    assert with_arm.tmp not in with_arm.home.parents
+
+
+def test_evals_are_never_staged_as_part_of_the_skill(skill: Skill, tmp_path: Path) -> None:
+    case = load_cases(skill).get("c3")
+    assert case is not None
+    stage = stage_trial(tmp_path / "t", skill, case, ClaudeCode(), "with_skill")
+    staged = tree(stage.workspace)
+    assert not any("evals" in p.split("/") or p.startswith("results/") or "/results/" in p for p in staged), staged
+    assert stage.files == ()  # files: [] stages nothing
+
+
+def test_case_without_files_gets_all_of_evals_files(skill: Skill, tmp_path: Path) -> None:
+    case = load_cases(skill).get("c2")
+    assert case is not None and case.files is None
+    stage = stage_trial(tmp_path / "t", skill, case, Codex(), "without_skill")
+    assert set(stage.files) == {"evals/files/data.csv", "evals/files/other.txt"}
+    assert tree(stage.workspace) == set(stage.files)
+
+
+def test_links_in_the_skill_are_not_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "secret.txt"
+    outside.write_text("TOP SECRET")
+    root = write_skill(tmp_path / "skills", "demo-skill", {"SKILL.md": manifest(), "evals/evals.json": EVALS.replace("data.csv", "x.csv")})
+    (root / "leak.txt").symlink_to(outside)
+    skill = Skill(root=root, key="demo-skill")
+    case = load_cases(skill).get("c3")
+    assert case is not None
+    stage = stage_trial(tmp_path / "t", skill, case, ClaudeCode(), "with_skill")
+    assert "TOP SECRET" not in "".join(p.read_text() for p in stage.workspace.rglob("*") if p.is_file())
+    assert not (stage.skill_dir / "leak.txt").exists()
+
+
+def test_placeholders_point_into_the_trial(skill: Skill, tmp_path: Path) -> None:
+    case = load_cases(skill).get("c3")
+    assert case is not None
+    stage = stage_trial(tmp_path / "t", skill, case, OpenCode(), "with_skill")
+    values = stage.placeholders("demo-skill")
+    assert values == {"skill_dir": str(stage.workspace / ".opencode/skills/demo-skill"), "skill_name": "demo-skill",
+                      "workspace": str(stage.workspace), "home": str(stage.home)}
+    assert stage.cassette_placeholders()["<WORKSPACE>"] == str(stage.workspace)  # record/replay across temp folders
+
+
+def test_agent_environment_holds_no_host_secret(skill: Skill, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = {"OPENAI_API_KEY": "sk-proj-REALKEY0123456789", "ANTHROPIC_API_KEY": "sk-ant-api03-REALKEY012345",
+            "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYREALKEY", "GITHUB_TOKEN": "ghp_REALTOKEN0123456789"}
+    for name, value in real.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("SOME_UNRELATED_VAR", "keep-out")
+    case = load_cases(skill).get("c3")
+    assert case is not None
+    stage = stage_trial(tmp_path / "t", skill, case, ClaudeCode(), "with_skill")
+    with Gateway(GatewayConfig(mode="scripted")) as gw, gw.trial("env", script=Script.from_data({"steps": [{"text": "x"}]})) as trial:
+        env = agent_environment(trial, stage, {"CLAUDE_CONFIG_DIR": str(stage.home / ".claude")})
+        assert env["ANTHROPIC_API_KEY"] == trial.token.secret and env["OPENAI_API_KEY"] == trial.token.secret
+        assert env["HOME"] == str(stage.home) and env["TMPDIR"] == str(stage.tmp)
+        assert env["HTTPS_PROXY"] == trial.url  # egress lands on the gateway and is refused there
+        blob = "\n".join(f"{k}={v}" for k, v in env.items())
+        assert not any(value in blob for value in real.values())
+        assert "SOME_UNRELATED_VAR" not in env and "AWS_SECRET_ACCESS_KEY" not in env
+        with pytest.raises(StagingError, match="OPENAI_API_KEY"):  # an adapter that tried to pass one on is refused
+            agent_environment(trial, stage, {"X": real["OPENAI_API_KEY"]})
+
+
+def test_hidden_dirs_cover_every_agents_user_skill_folders(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    found = hidden_dirs([ClaudeCode(), Codex(), OpenCode(), GeminiCli()])
+    for rel in (".claude/skills", ".codex/skills", ".agents/skills", ".config/opencode/skills", ".gemini/skills"):
+        assert tmp_path / rel in found
+    assert Path("/etc/codex/skills") in found
+    assert len(found) == len(set(found))
