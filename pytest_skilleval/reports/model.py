@@ -115,7 +115,7 @@ def build_skill(key: str, name: str, path: str, records: list[CheckRecord], tier
     statuses = {s.status for s in tiers.values()}
     if "INCOMPLETE" in statuses:
         verdict = "INCOMPLETE"
-    elif statuses & {"FAILED", "ERROR", "FAIL"}:
+    elif statuses & {"FAILED", "ERROR"} or (tier3 is not None and tier3.fails_run):
         verdict = "FAIL"
     else:
         verdict = "PASS"

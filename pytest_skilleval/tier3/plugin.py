@@ -15,6 +15,7 @@ import pytest
 
 from pytest_skilleval.tier3.agents import Agent, AgentRegistry
 from pytest_skilleval.tier3.options import Tier3Settings
+from pytest_skilleval.tier3.record import TRIAL_PROPERTY
 from pytest_skilleval.tier3.sandboxes import Sandbox, SandboxRegistry
 
 
@@ -60,6 +61,8 @@ def pytest_configure(config: pytest.Config) -> None:
     for agent in agents.all():
         config.addinivalue_line("markers", f"{marker_name(agent.name)}: Tier 3 trials run with {agent.label}")
     config.stash[TIER3] = Tier3Context(settings, agents, chosen, sandboxes)
+    if settings.enabled and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(RerunNames(), "skilleval-tier3-rerun-names")
 
 
 def tier3_context(config: pytest.Config) -> Tier3Context:
@@ -85,3 +88,24 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if ctx is not None:
         for name in ctx.sandboxes.names():
             ctx.sandboxes.get(name).close()
+
+
+class RerunNames:
+    """Under ``--reruns``, each intermediate execution of a trial gets its own id (``…-a1-run1]``), so
+    JUnit and the terminal list every attempt under a unique name; the final one keeps the item's id.
+    Both its reports are renamed: the call report says "rerun", and JUnit writes the test case when the
+    teardown report of that execution arrives. Controller only (an xdist worker checks report ids
+    against its items), and tryfirst: before JUnit sees them."""
+
+    def __init__(self) -> None:
+        self._renamed: dict[tuple[str, int], str] = {}  # (item id, rerun index) -> the execution's id
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        index = int(getattr(report, "rerun", 0) or 0)
+        key = (report.nodeid, index)
+        if report.when == "call" and report.outcome == "rerun" and any(k == TRIAL_PROPERTY for k, _ in report.user_properties):
+            base = report.nodeid
+            self._renamed[key] = f"{base[:-1]}-run{index + 1}]" if base.endswith("]") else f"{base}[run{index + 1}]"
+        if key in self._renamed:
+            report.nodeid = self._renamed[key] if report.when != "teardown" else self._renamed.pop(key)

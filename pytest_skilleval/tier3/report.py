@@ -132,6 +132,11 @@ class Tier3Report(BaseModel):
         """Real models, confined, complete and passing: only then may a card recommend publication."""
         return not self.scripted and self.isolated and self.errors == 0 and self.verdict == "PASS"
 
+    @property
+    def fails_run(self) -> bool:
+        """A FAIL verdict under --block-on-agent-eval: the skill fails, and so does the run."""
+        return self.blocking and self.verdict == "FAIL"
+
     def status(self) -> str:
         """The Tier Status word: INCOMPLETE (trials errored), SKIPPED (none ran), else the verdict —
         ``FAIL`` only when blocking; an advisory fail reads ``FAIL (advisory)``."""
@@ -253,6 +258,6 @@ def exit_status(current: int, failures: Iterable[bool], reports: Iterable[Tier3R
     flags = list(failures)
     if current == failed and flags and all(flags):
         current = ok
-    if block and current == ok and any(r.verdict == "FAIL" for r in reports):
+    if block and current == ok and any(r.fails_run for r in reports):
         current = failed
     return current
