@@ -104,7 +104,8 @@ class RerunNames:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         index = int(getattr(report, "rerun", 0) or 0)
         key = (report.nodeid, index)
-        if report.when == "call" and report.outcome == "rerun" and any(k == TRIAL_PROPERTY for k, _ in report.user_properties):
+        rerun = str(report.outcome) == "rerun"  # pytest-rerunfailures' outcome, outside pytest's own Literal
+        if report.when == "call" and rerun and any(k == TRIAL_PROPERTY for k, _ in report.user_properties):
             base = report.nodeid
             self._renamed[key] = f"{base[:-1]}-run{index + 1}]" if base.endswith("]") else f"{base}[run{index + 1}]"
         if key in self._renamed:

@@ -143,8 +143,9 @@ def _package_version(resolved: str, package: str) -> str | None:
             data = json.loads(manifest.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if isinstance(data, dict) and data.get("name") == package and isinstance(data.get("version"), str):
-            return data["version"]
+        version = data.get("version") if isinstance(data, dict) and data.get("name") == package else None
+        if isinstance(version, str):
+            return version
     return None
 
 

@@ -31,7 +31,7 @@ class OpenCode(Agent):
     discovery_dirs = (".opencode/skills", ".opencode/skill", ".claude/skills", ".agents/skills", "~/.config/opencode/skills",
                       "~/.config/opencode/skill", "~/.claude/skills", "~/.agents/skills")
     needs = ("rg",)
-    default_model = "scripted"
+    default_model = "gpt-5.5"  # in proxy mode it goes to the OpenAI upstream; in scripted mode any name works
 
     def configure(self, ctx: AgentContext) -> dict[str, str]:
         model = self.model_for(ctx)

@@ -65,5 +65,5 @@ class Sandbox(abc.ABC):
     @abc.abstractmethod
     def run(self, spec: RunSpec) -> RunResult: ...
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional: most backends hold nothing across trials
         """Release what the backend holds across trials (bridges, daemons)."""
