@@ -14,6 +14,7 @@ same private HOME and environment but no confinement; the trial runner refuses t
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
 import sys
@@ -77,6 +78,8 @@ class LocalSandbox(Sandbox):
         assert self._bwrap is not None
         argv = [self._bwrap, "--die-with-parent", "--new-session", "--unshare-all",
                 "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        for folder in _runtime_under_tmp(spec.argv[:1]):  # the private /tmp must not hide our own interpreter
+            argv += ["--ro-bind", str(folder), str(folder)]
         for folder in spec.writable:  # after --tmpfs /tmp: binds under /tmp land on top of it
             argv += ["--bind", str(folder), str(folder)]
         for folder in spec.hidden:
@@ -103,3 +106,20 @@ class LocalSandbox(Sandbox):
             for bridge in self._bridges.values():
                 bridge.close()
             self._bridges.clear()
+
+
+def _runtime_under_tmp(commands: list[str]) -> list[Path]:
+    """Folders under /tmp that the sandboxed process needs read-only: the venv (the gateway relay runs
+    on this interpreter), this package, and the agent binary. A checkout under /tmp (as CI clones may
+    be) would otherwise vanish behind the private /tmp."""
+    tmp = Path("/tmp")
+    wanted = [Path(sys.prefix), Path(__file__).resolve().parent.parent.parent]
+    wanted += [Path(os.path.realpath(c)).parent for c in commands if os.path.isabs(c) or os.sep in c]
+    out: list[Path] = []
+    for path in wanted:
+        path = Path(os.path.realpath(path))
+        if tmp in path.parents and path.exists():
+            top = tmp / path.relative_to(tmp).parts[0]  # the checkout or venv folder as a whole
+            if top not in out:
+                out.append(top)
+    return out
