@@ -26,7 +26,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from pytest_skilleval.gateway import Gateway, GatewayConfig, Script
 from pytest_skilleval.skill import Skill
@@ -87,28 +86,32 @@ def measure(agents: list[Agent], rounds: int) -> None:
                     rows[agent.name]["trial"].append(record.total_seconds or 0.0)
     sandbox.close()
     print(f"\nper trial, median of {rounds * 2} ({rounds} rounds × 2 arms), seconds; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'agent':<12} {'bare CLI':>9} {'in sandbox':>11} {'whole trial':>12} {'plugin':>8} {'  of which sandbox':>18} {'harness':>8} {'plugin %':>9}")
+    print(f"{'agent':<12} {'bare CLI':>9} {'in sandbox':>11} {'whole trial':>12} {'plugin':>8} {'of which sandbox':>17} {'harness':>8} "
+          f"{'plugin %':>9}")
     for name, r in rows.items():
         bare, agent_s, trial = (statistics.median(r[k]) for k in ("bare", "agent", "trial"))
         plugin = trial - bare
-        print(f"{name:<12} {bare:>9.2f} {agent_s:>11.2f} {trial:>12.2f} {plugin:>8.2f} {agent_s - bare:>18.2f} {trial - agent_s:>8.2f} "
+        print(f"{name:<12} {bare:>9.2f} {agent_s:>11.2f} {trial:>12.2f} {plugin:>8.2f} {agent_s - bare:>17.2f} {trial - agent_s:>8.2f} "
               f"{100 * plugin / bare:>8.0f}%")
 
 
-def xdist_speedup(agents: str) -> None:
+def xdist_speedup(agents: str, repeats: int) -> None:
+    """-n 1 and -n 4 alternate (1, 4, 1, 4, …) so that drifting machine load hits both alike; medians."""
     with tempfile.TemporaryDirectory(prefix="t3-xdist-") as tmp:
         shutil.copytree(REPO / "example_skills", Path(tmp) / "example_skills")
-        times = {}
-        for workers in ("1", "4"):
-            started = time.perf_counter()
-            done = subprocess.run([sys.executable, "-m", "pytest", "--skills", "example_skills", "-m", "tier3", f"--skilleval-agents={agents}",
-                                   "-n", workers, "-q", "-p", "no:cacheprovider", f"--skilleval-agents-dir={AGENTS_DIR}",
-                                   "--skilleval-report-dir=", "-o", "addopts="], cwd=tmp, capture_output=True, text=True)
-            times[workers] = time.perf_counter() - started
-            summary = (done.stdout.strip().splitlines() or ["?"])[-1]
-            print(f"-n {workers}: {times[workers]:.1f} s  ({summary.strip('= ')})")
-        print(f"speed-up -n 4 vs -n 1: {times['1'] / times['4']:.2f}× on {os.cpu_count()} cores "
-              f"(load average {os.getloadavg()[0]:.1f})")
+        times: dict[str, list[float]] = {"1": [], "4": []}
+        for _ in range(repeats):
+            for workers in ("1", "4"):
+                started = time.perf_counter()
+                done = subprocess.run([sys.executable, "-m", "pytest", "--skills", "example_skills", "-m", "tier3",
+                                       f"--skilleval-agents={agents}", "-n", workers, "-q", "-p", "no:cacheprovider",
+                                       f"--skilleval-agents-dir={AGENTS_DIR}", "--skilleval-report-dir=", "-o", "addopts="],
+                                      cwd=tmp, capture_output=True, text=True)
+                times[workers].append(time.perf_counter() - started)
+                summary = (done.stdout.strip().splitlines() or ["?"])[-1]
+                print(f"-n {workers}: {times[workers][-1]:.1f} s  ({summary.strip('= ')}); load average {os.getloadavg()[0]:.1f}")
+        one, four = statistics.median(times["1"]), statistics.median(times["4"])
+        print(f"median -n 1 {one:.1f} s, -n 4 {four:.1f} s: speed-up {one / four:.2f}× on {os.cpu_count()} cores")
 
 
 def main() -> None:
@@ -116,13 +119,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--agents", default="claude-code,codex,opencode,gemini")
     parser.add_argument("--xdist-agents", default="claude-code,codex", help="agents of the -n 1 vs -n 4 run")
+    parser.add_argument("--xdist-repeats", type=int, default=2)
     parser.add_argument("--no-xdist", action="store_true")
     args = parser.parse_args()
     registry = AgentRegistry([ClaudeCode(), Codex(), OpenCode(), GeminiCli()])
     agents = [a for a in registry.select(args.agents) if a.missing([AGENTS_DIR]) is None]
     measure(agents, args.rounds)
     if not args.no_xdist:
-        xdist_speedup(args.xdist_agents)
+        xdist_speedup(args.xdist_agents, args.xdist_repeats)
 
 
 if __name__ == "__main__":

@@ -145,7 +145,9 @@ def format_trial(record: TrialRecord) -> str:
     lines += [f"  note: {n}" for n in record.notes]
     if record.artifacts.get("events"):
         lines.append(f"  events: {record.artifacts['events']}")
-    lines.append("  (Tier 3 outcomes are advisory: the Tier 3 verdict decides the exit status only with --block-on-agent-eval)")
+    if record.status == "FAILED":
+        lines.append("  (a trial that fails its case does not fail the run by itself: Tier 3 is advisory, or with "
+                     "--block-on-agent-eval its verdict decides)")
     return "\n".join(lines)
 
 

@@ -35,6 +35,7 @@ from pytest_skilleval.tier3.trajectory.requestlog import read_request_context
 CHECK_TIMEOUT_S = 120.0  # a `command` assertion run after the agent
 CHECK_OUTPUT_CHARS = 8000
 STDERR_TAIL = 2000
+MAX_ANSWER = 8000  # of the final answer kept in the record: it rides in user_properties and JUnit
 
 
 class TrialUnavailable(Exception):
@@ -137,7 +138,7 @@ class TrialRunner:
             isolated=self.sandbox.isolated, status=grade.status, reason=grade.reason, grade=grade, skill_installed=stage.installed,
             skill_listed=listed, skill_body_reached_model=evidence.skill_body_reached_model,
             invoked_skills=[s.name for s in trajectory.selections()] if trajectory else [],
-            final_answer=evidence.answer, exit_code=result.exit_code, timed_out=result.timed_out, requests=len(trial.entries),
+            final_answer=evidence.answer[:MAX_ANSWER] if evidence.answer else None, exit_code=result.exit_code, timed_out=result.timed_out, requests=len(trial.entries),
             tokens_in=usage.input_tokens, tokens_out=usage.output_tokens, cost_usd=trial.cost_usd, cli_seconds=round(result.wall_s, 4),
             total_seconds=round(time.perf_counter() - started, 4), notes=notes,
             artifacts={"events": str(stage.out / "events.jsonl"), "stderr": str(stage.out / "stderr.txt"),
