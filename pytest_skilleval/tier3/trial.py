@@ -24,6 +24,7 @@ from pytest_skilleval.providers.base import ChatProvider
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier3.agents.base import Agent, AgentContext
 from pytest_skilleval.tier3.case_formats.model import EvalCase
+from pytest_skilleval.tier3.case_formats.model import Script as CaseScript
 from pytest_skilleval.tier3.grading import CommandOutcome, Grade, RunInSandbox, TrialEvidence, grade, infrastructure_error
 from pytest_skilleval.tier3.options import Tier3Settings
 from pytest_skilleval.tier3.record import TrialRecord
@@ -84,6 +85,18 @@ class TrialRunner:
         if self.gateway.config.mode == "scripted" and case_script is None:
             raise TrialSkipped(f"case {req.case.id!r} has no `script` for {req.agent.name} (or '*'); scripted mode plays the model "
                                "from it (docs/eval-cases.md)")
+        try:
+            return self._run(req, root, case_script, started)
+        except Exception as exc:  # noqa: BLE001 - staging refused, a cassette is missing, the budget is spent: an ERROR trial
+            return TrialRecord(nodeid=req.nodeid, skill=req.skill_key, skill_name=req.skill.name, skill_path=str(req.skill.root),
+                               case_id=req.case.id, label=req.case.label.value, agent=req.agent.name, arm=req.arm,  # type: ignore[arg-type]
+                               attempt=req.attempt, execution=req.execution, dataset_digest=req.dataset_digest,
+                               mode=self.gateway.config.mode, sandbox=self.sandbox.describe(), isolated=self.sandbox.isolated,
+                               status="ERROR", reason=f"the trial could not run: {type(exc).__name__}: {exc}",
+                               grade=infrastructure_error(f"{type(exc).__name__}: {exc}"), notes=[traceback.format_exc(limit=8)],
+                               total_seconds=round(time.perf_counter() - started, 4))
+
+    def _run(self, req: TrialRequest, root: Path, case_script: CaseScript | None, started: float) -> TrialRecord:
         stage = stage_trial(root, req.skill, req.case, req.agent, req.arm)
         script = Script.from_data(case_script.render(stage.placeholders(req.skill.name))) if case_script else None
         mode = self.gateway.config.mode
@@ -138,7 +151,8 @@ class TrialRunner:
             isolated=self.sandbox.isolated, status=grade.status, reason=grade.reason, grade=grade, skill_installed=stage.installed,
             skill_listed=listed, skill_body_reached_model=evidence.skill_body_reached_model,
             invoked_skills=[s.name for s in trajectory.selections()] if trajectory else [],
-            final_answer=evidence.answer[:MAX_ANSWER] if evidence.answer else None, exit_code=result.exit_code, timed_out=result.timed_out, requests=len(trial.entries),
+            final_answer=evidence.answer[:MAX_ANSWER] if evidence.answer else None, exit_code=result.exit_code,
+            timed_out=result.timed_out, requests=len(trial.entries),
             tokens_in=usage.input_tokens, tokens_out=usage.output_tokens, cost_usd=trial.cost_usd, cli_seconds=round(result.wall_s, 4),
             total_seconds=round(time.perf_counter() - started, 4), notes=notes,
             artifacts={"events": str(stage.out / "events.jsonl"), "stderr": str(stage.out / "stderr.txt"),
