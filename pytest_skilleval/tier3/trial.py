@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pytest_skilleval.gateway import Gateway, Script, Trial
+from pytest_skilleval.gateway import BudgetExceeded, Gateway, Script, Trial
 from pytest_skilleval.providers.base import ChatProvider
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier3.agents.base import Agent, AgentContext
@@ -87,6 +87,8 @@ class TrialRunner:
                                "from it (docs/eval-cases.md)")
         try:
             return self._run(req, root, case_script, started)
+        except BudgetExceeded as exc:  # the user's spending limit: not run, rather than broken
+            raise TrialSkipped(str(exc)) from None
         except Exception as exc:  # noqa: BLE001 - staging refused, a cassette is missing, the budget is spent: an ERROR trial
             return TrialRecord(nodeid=req.nodeid, skill=req.skill_key, skill_name=req.skill.name, skill_path=str(req.skill.root),
                                case_id=req.case.id, label=req.case.label.value, agent=req.agent.name, arm=req.arm,  # type: ignore[arg-type]
