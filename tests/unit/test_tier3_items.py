@@ -91,7 +91,8 @@ def test_usage_errors(pytester: pytest.Pytester, skills: Path) -> None:
         assert result.ret == pytest.ExitCode.USAGE_ERROR and message in result.stderr.str(), (args, result.stderr.str())
 
 
-def test_third_party_agent_through_the_hook(pytester: pytest.Pytester, skills: Path) -> None:
+def test_third_party_agent_through_the_hook(pytester: pytest.Pytester, skills: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CI", raising=False)  # the local behaviour: a missing CLI skips
     pytester.makeconftest(THIRD_PARTY)
     ids = collected(pytester, "--skilleval-agents=toy", "-m", "agent_toy")
     assert ids[0] == "skills/demo-skill::tier3::c1[toy-with_skill-a1]" and len(ids) == 4
