@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_skilleval.tier3.sandboxes.base import RunResult, RunSpec, Sandbox
@@ -108,7 +109,7 @@ class LocalSandbox(Sandbox):
             self._bridges.clear()
 
 
-def _runtime_under_tmp(commands: list[str]) -> list[Path]:
+def _runtime_under_tmp(commands: Sequence[str]) -> list[Path]:
     """Folders under /tmp that the sandboxed process needs read-only: the venv (the gateway relay runs
     on this interpreter), this package, and the agent binary. A checkout under /tmp (as CI clones may
     be) would otherwise vanish behind the private /tmp."""
