@@ -54,7 +54,13 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--skills", action="append", default=[], metavar="PATH", dest="skilleval_skills",
                     help="A skill folder, or a folder holding skills at any depth (repeatable).")
     parser.addini("skilleval_paths", "Skill folders or folders of skills, relative to the ini file.", type="paths", default=[])
-    for opt in OPTIONS:
+    register(parser, OPTIONS)
+
+
+def register(parser: pytest.Parser, options: tuple[Option, ...]) -> None:
+    """Add each option as a command-line flag and an ini key; subsystems call this with their own list."""
+    group = parser.getgroup("skilleval", "skill evaluation (pytest-skilleval)")
+    for opt in options:
         if opt.kind == "bool":
             group.addoption(opt.flag, action="store_true", default=None, dest=opt.name, help=opt.help)
             parser.addini(opt.name, opt.help, type="bool", default=None)
@@ -81,7 +87,8 @@ def _cast(opt: Option, value: Any) -> Any:
     return value
 
 
-def _value(config: pytest.Config, opt: Option) -> Any:
+def value(config: pytest.Config, opt: Option) -> Any:
+    """The option's value: command line > ini > environment > default, cast to its kind."""
     cli = config.getoption(opt.name, default=None)
     if cli is not None:
         return _cast(opt, cli)
@@ -107,7 +114,7 @@ class Settings:
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
-        values = {opt.name: _value(config, opt) for opt in OPTIONS}
+        values = {opt.name: value(config, opt) for opt in OPTIONS}
         profile = str(values["skilleval_profile"]).strip().lower()
         if profile not in PROFILES:
             raise pytest.UsageError(f"--skilleval-profile: unknown profile {profile!r} (expected one of: {', '.join(PROFILES)})")

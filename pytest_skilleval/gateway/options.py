@@ -54,7 +54,7 @@ def _pairs(flag: str, text: str) -> dict[str, str]:
 
 
 def config_from_pytest(config: pytest.Config) -> GatewayConfig:
-    values = {opt.name: config_mod._value(config, opt) for opt in OPTIONS}
+    values = {opt.name: config_mod.value(config, opt) for opt in OPTIONS}
     mode = str(values["skilleval_gateway"]).strip().lower()
     if mode not in MODES:
         raise pytest.UsageError(f"--skilleval-gateway: unknown mode {mode!r} (expected one of: {', '.join(MODES)})")

@@ -137,7 +137,7 @@ class ProviderSettings:
     def from_config(cls, config: pytest.Config, cache_root: Path | None) -> ProviderSettings:
         """From options, ini and environment; a bad value is a usage error, shown without a traceback."""
         try:
-            values = {opt.name: config_mod._value(config, opt) for opt in OPTIONS}
+            values = {opt.name: config_mod.value(config, opt) for opt in OPTIONS}
             return cls.from_values(values, cache_root)
         except ProviderError as exc:
             raise pytest.UsageError(exc.detail) from None

@@ -46,14 +46,7 @@ OPTIONS = (
 
 
 def add_options(parser: pytest.Parser) -> None:
-    group = parser.getgroup("skilleval")
-    for opt in OPTIONS:
-        if opt.kind == "bool":
-            group.addoption(opt.flag, action="store_true", default=None, dest=opt.name, help=opt.help)
-            parser.addini(opt.name, opt.help, type="bool", default=None)
-        else:
-            group.addoption(opt.flag, action="store", default=None, dest=opt.name, metavar="VALUE", help=opt.help)
-            parser.addini(opt.name, opt.help, type="string", default=None)
+    config_mod.register(parser, OPTIONS)
 
 
 @dataclass(frozen=True)
@@ -78,7 +71,7 @@ class Tier3Settings:
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Tier3Settings:
-        values = {opt.name: config_mod._value(config, opt) for opt in OPTIONS}
+        values = {opt.name: config_mod.value(config, opt) for opt in OPTIONS}
         agents_spec = values["skilleval_agents"]
         enabled = bool(agents_spec) or bool(values["skilleval_tier3"])
         agents = tuple(a.strip() for a in str(agents_spec or DEFAULT_AGENT).split(",") if a.strip())
