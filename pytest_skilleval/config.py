@@ -44,6 +44,8 @@ OPTIONS = (
            "Folder (relative to rootdir) caching scanner results by content hash; '' disables the cache."),
     Option("skilleval_min_quality", "--skilleval-min-quality", "SKILLEVAL_MIN_QUALITY", 70.0,
            "Pass mark of the quality score (0-100).", "float"),
+    Option("skilleval_min_rubric", "--skilleval-min-rubric", "SKILLEVAL_MIN_RUBRIC", 70.0,
+           "Pass mark of the opt-in LLM rubric (0-100); every criterion must also score at least 7/10.", "float"),
     Option("skilleval_max_file_size", "--skilleval-max-file-size", "SKILLEVAL_MAX_FILE_SIZE", 1024 * 1024,
            "Largest skill file read, in bytes; larger files are findings and are not read.", "int"),
 )
@@ -110,6 +112,7 @@ class Settings:
     cache_dir: Path | None
     allow_incomplete: bool
     min_quality: float
+    min_rubric: float
     max_file_bytes: int
 
     @classmethod
@@ -141,5 +144,6 @@ class Settings:
             cache_dir=(config.rootpath / cache_dir) if cache_dir else None,
             allow_incomplete=bool(values["skilleval_allow_incomplete"]),
             min_quality=float(min_quality),
+            min_rubric=float(values["skilleval_min_rubric"]),
             max_file_bytes=int(values["skilleval_max_file_size"]),
         )

@@ -19,7 +19,7 @@ CORPUS = Path(os.environ.get("SKILLEVAL_CORPUS", REPO.parent / "shared" / "corpu
 
 def make_settings(**overrides: object) -> Settings:
     values: dict[str, object] = dict(skill_paths=(), checks=None, profile="spec", fail_on=Severity.HIGH, report_dir=None, cache_dir=None,
-                                     allow_incomplete=False, min_quality=70.0, max_file_bytes=1024 * 1024)
+                                     allow_incomplete=False, min_quality=70.0, min_rubric=70.0, max_file_bytes=1024 * 1024)
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]
 
