@@ -81,7 +81,7 @@ def main() -> None:
         rows.append((n, off_s, on_s, off_data, on_data))
     print("\n| workers | Tier 1 without scanners | skills/s | Tier 1 with scanners | skills/s | with / without |")
     print("|---:|---:|---:|---:|---:|---:|")
-    for n, off_s, on_s, off_data, on_data in rows:
+    for n, off_s, on_s, _off_data, on_data in rows:
         counted = on_data.get("skill_count", skills)
         print(f"| -n {n} | {off_s:.1f} s | {counted / off_s:.1f} | {on_s:.1f} s | {counted / on_s:.1f} | {on_s / off_s:.2f}x |")
     if len(rows) > 1:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from pytest_skilleval.results import CheckResult, Finding
@@ -17,11 +17,9 @@ if TYPE_CHECKING:
 
 @dataclass
 class CheckContext:
-    """What a check may know beyond the skill: the run's settings and a scratch cache dir."""
+    """What a check may know beyond the skill: the run's settings and the scanner batcher."""
 
     settings: Settings
-    #: Skills loaded so far in this process.
-    skills: Sequence[Skill] = field(default_factory=list)
     #: Coordinates batched scanners across skills and xdist workers (None: scan one skill at a time).
     batcher: Batcher | None = None
 

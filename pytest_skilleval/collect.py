@@ -112,7 +112,7 @@ class CheckItem(_OutsideSkillHooks, pytest.Item):
     def runtest(self) -> None:
         run = state.run_state(self.config)
         skill = run.skill(self.path)
-        ctx = CheckContext(settings=run.settings, skills=run.loaded_skills(), batcher=run.batcher)
+        ctx = CheckContext(settings=run.settings, batcher=run.batcher)
         started = time.perf_counter()
         details = ""
         try:

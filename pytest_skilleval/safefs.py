@@ -78,16 +78,6 @@ class Inventory:
     def files(self) -> list[Entry]:
         return [e for e in self.entries if e.kind is EntryKind.FILE]
 
-    def get(self, rel: str) -> Entry | None:
-        for e in self.entries:
-            if e.rel == rel:
-                return e
-        return None
-
-    def readable(self, rel: str, limits: Limits) -> bool:
-        e = self.get(rel)
-        return e is not None and e.kind is EntryKind.FILE and e.nlink == 1 and e.size <= limits.max_file_bytes
-
 
 def _finding(rule: str, severity: Severity, rel: str, message: str, suggestion: str | None = None) -> Finding:
     return Finding(rule=f"files.{rule}", severity=severity, file=rel, message=message, suggestion=suggestion)

@@ -70,9 +70,6 @@ class RunState:
             self._skills[root] = Skill(root=root, key=self.skill_key(root), limits=self.limits)
         return self._skills[root]
 
-    def loaded_skills(self) -> list[Skill]:
-        return list(self._skills.values())
-
     def skill_roots(self) -> list[Path]:
         return list(self._keys)
 

@@ -53,7 +53,7 @@ def make_skill(tmp_path: Path) -> Callable[..., Skill]:
 
 
 def run_check(check: Check, skill: Skill, **settings: object) -> CheckResult:
-    return check.run(skill, CheckContext(settings=make_settings(**settings), skills=[skill]))
+    return check.run(skill, CheckContext(settings=make_settings(**settings)))
 
 
 def rules(result: CheckResult) -> set[str]:

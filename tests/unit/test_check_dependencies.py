@@ -166,7 +166,7 @@ def test_one_pip_audit_run_per_batch_unless_pins_conflict(make_skill: Callable[.
     batcher = batch.Batcher(load_skill=by_root.__getitem__, cache=None, coord_dir=None)
     check = DependenciesCheck()
     batcher.set_targets(check.name, list(by_root))
-    ctx = CheckContext(settings=make_settings(), skills=skills, batcher=batcher)
+    ctx = CheckContext(settings=make_settings(), batcher=batcher)
     results = [check.run(s, ctx) for s in skills]
     assert calls == [{"requests": "2.31.0", "rich": "13.7.1"}, {"requests": "2.32.3"}]  # a package never twice in one run
     assert [r.status for r in results] == [Status.PASSED] * 4
@@ -184,7 +184,7 @@ def test_real_batch_starts_pip_audit_once(tmp_path: Path, make_skill: Callable[.
     extra = ["click==8.1.7", "rich==13.7.1", "pyyaml==6.0.1"]
     skills = [make_skill({"SKILL.md": manifest(f"skill-{n}"), "requirements.txt": f"requests==2.31.0\n{extra[n]}\n"},
                          name=f"skill-{n}") for n in range(3)]
-    results = DependenciesCheck()._scan_now(skills, CheckContext(settings=make_settings(), skills=skills))
+    results = DependenciesCheck()._scan_now(skills, CheckContext(settings=make_settings()))
     assert len([line for line in log.read_text().splitlines() if "--requirement" in line]) == 1
     assert all(r.status is not Status.PASSED or r.findings for r in results.values())
 

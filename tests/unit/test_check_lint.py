@@ -132,7 +132,7 @@ def test_one_process_per_tool_for_a_batch(tmp_path: Path, make_skill: Callable[.
     batcher = batch.Batcher(load_skill=by_root.__getitem__, cache=None, coord_dir=None)
     check = LintCheck()
     batcher.set_targets(check.name, list(by_root))
-    ctx = CheckContext(settings=make_settings(), skills=skills, batcher=batcher)
+    ctx = CheckContext(settings=make_settings(), batcher=batcher)
     results = [check.run(s, ctx) for s in skills]
     scans = [line.split()[0] for line in log.read_text().splitlines() if "--version" not in line]
     assert sorted(scans) == ["ruff", "shellcheck"]

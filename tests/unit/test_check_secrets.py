@@ -195,7 +195,7 @@ def test_one_gitleaks_process_scans_a_whole_batch(tmp_path: Path, make_skill: Ca
     batcher = batch.Batcher(load_skill=by_root.__getitem__, cache=None, coord_dir=None)
     check = SecretsCheck()
     batcher.set_targets(check.name, list(by_root))
-    ctx = CheckContext(settings=make_settings(), skills=skills, batcher=batcher)
+    ctx = CheckContext(settings=make_settings(), batcher=batcher)
     results = [check.run(s, ctx) for s in skills]
     scans = [line for line in log.read_text().splitlines() if line.startswith("dir ")]
     assert len(scans) == 1 and batcher.scanned == 6

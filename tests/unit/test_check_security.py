@@ -204,7 +204,7 @@ def _batcher(skills: list[Skill], cache: batch.ResultCache | None = None) -> bat
 
 
 def _run_all(skills: list[Skill], batcher: batch.Batcher) -> dict[str, CheckResult]:
-    ctx = CheckContext(settings=make_settings(), skills=skills, batcher=batcher)
+    ctx = CheckContext(settings=make_settings(), batcher=batcher)
     return {s.key: CHECK.run(s, ctx) for s in skills}
 
 
