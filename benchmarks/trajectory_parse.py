@@ -90,7 +90,7 @@ def write_transcript(path: Path, target_mb: float, harness: str = "claude-code")
 
 def traced_parse(path: Path) -> tuple[float, Any]:
     """(peak MB of Python allocations while parsing, the trajectory)."""
-    from pytest_skilleval.tier3.trajectory import load_trajectory
+    from pytest_skilleval.trajectory import load_trajectory
 
     tracemalloc.start()
     try:
@@ -110,13 +110,13 @@ RSS = "import resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 def measure(path: Path) -> dict[str, Any]:
-    from pytest_skilleval.tier3.trajectory import load_trajectory
+    from pytest_skilleval.trajectory import load_trajectory
 
     started = time.perf_counter()
     traj = load_trajectory(path)
     seconds = time.perf_counter() - started
     peak, _ = traced_parse(path)
-    imports = "import pytest_skilleval.tier3.trajectory as t; t.default_registry()\n"
+    imports = "import pytest_skilleval.trajectory as t; t.default_registry()\n"
     base = _child_rss(imports + RSS)
     parsed = _child_rss(imports + f"t.load_trajectory({str(path)!r})\n" + RSS)
     size = path.stat().st_size / 1024 / 1024

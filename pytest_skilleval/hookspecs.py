@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from pytest_skilleval.checks import Check
     from pytest_skilleval.tier3.agents.base import Agent
     from pytest_skilleval.tier3.sandboxes.base import Sandbox
-    from pytest_skilleval.tier3.trajectory.registry import TrajectoryParser
+    from pytest_skilleval.trajectory.registry import TrajectoryParser
 
 
 @pytest.hookspec
@@ -29,7 +29,7 @@ def pytest_skilleval_checks(config: pytest.Config) -> Iterable[Check]:
 
 @pytest.hookspec
 def pytest_skilleval_trajectory_parsers(config: pytest.Config) -> Iterable[TrajectoryParser]:
-    """Return trajectory parsers for more agent harnesses (see ``tier3/trajectory/registry.py``).
+    """Return trajectory parsers for more agent harnesses (see ``trajectory/registry.py``).
 
     Each declares a ``name`` and ``sniff(first_lines)``; they join the built-in parsers, sniffed in
     ``priority`` order (the generic fallback is last). A name clash is a usage error.

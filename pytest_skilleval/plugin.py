@@ -32,7 +32,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     importlib.import_module("pytest_skilleval.tier2.options").add_options(parser)
     importlib.import_module("pytest_skilleval.providers.options").add_options(parser)
     importlib.import_module("pytest_skilleval.gateway.options").add_options(parser)
-    importlib.import_module("pytest_skilleval.tier3.selection_plugin").add_options(parser)
+    importlib.import_module("pytest_skilleval.selection.plugin").add_options(parser)
     importlib.import_module("pytest_skilleval.tier3.options").add_options(parser)
 
 
@@ -64,7 +64,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(importlib.import_module("pytest_skilleval.providers.fixtures"), "skilleval-providers")
     config.pluginmanager.register(importlib.import_module("pytest_skilleval.gateway.fixtures"), "skilleval-gateway")
     _route_skill_paths(config, settings.skill_paths)
-    config.pluginmanager.register(importlib.import_module("pytest_skilleval.tier3.selection_plugin"), "skilleval-selection")
+    config.pluginmanager.register(importlib.import_module("pytest_skilleval.selection.plugin"), "skilleval-selection")
     # Tier 3: built-in agents and sandboxes answer the hooks first, then the plugin builds the registries.
     for module, name in (("agents", "skilleval-agents"), ("sandboxes", "skilleval-sandboxes"), ("plugin", "skilleval-tier3"),
                          ("fixtures", "skilleval-tier3-fixtures")):

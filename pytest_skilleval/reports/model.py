@@ -11,8 +11,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from pytest_skilleval.results import CheckResult, Finding, Severity, Status
+from pytest_skilleval.selection.report import SelectionSummary
 from pytest_skilleval.tier3.report import Tier3Report
-from pytest_skilleval.tier3.selection_report import SelectionSummary
 
 SCHEMA_VERSION = "1.0"
 TIER_PURPOSE = {

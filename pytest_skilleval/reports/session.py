@@ -19,11 +19,11 @@ from pytest_skilleval.collect import RESULT_PROPERTY
 from pytest_skilleval.config import Settings
 from pytest_skilleval.reports import benchmark_md, summary
 from pytest_skilleval.reports.model import CheckRecord, RunReport, build_run, build_skill
+from pytest_skilleval.selection.report import SELECTION_PROPERTY
+from pytest_skilleval.selection.report import summarize as summarize_selection
 from pytest_skilleval.tier3 import report as tier3_report
 from pytest_skilleval.tier3.plugin import TIER3
 from pytest_skilleval.tier3.record import TRIAL_PROPERTY, TrialRecord
-from pytest_skilleval.tier3.selection_report import SELECTION_PROPERTY
-from pytest_skilleval.tier3.selection_report import summarize as summarize_selection
 
 TOOL = {"name": "pytest-skilleval", "version": __version__}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pytest_skilleval.reports import tier3 as tier3_md
 from pytest_skilleval.reports.model import RunReport, SkillReport
-from pytest_skilleval.tier3 import selection_report
+from pytest_skilleval.selection import report as selection_report
 
 MAX_ROWS = 25
 

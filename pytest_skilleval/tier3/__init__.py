@@ -1,1 +1,1 @@
-"""Tier 3: agent behaviour — trials with and without a skill, trajectories, and skill-selection accuracy."""
+"""Tier 3: agent behaviour — trials with and without a skill, graded; trajectories and selection live in their own packages."""

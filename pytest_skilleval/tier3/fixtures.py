@@ -32,8 +32,8 @@ from pytest_skilleval.tier3.plugin import in_ci, tier3_context
 from pytest_skilleval.tier3.record import TrialRecord
 from pytest_skilleval.tier3.sandboxes import Sandbox
 from pytest_skilleval.tier3.staging import hidden_dirs
-from pytest_skilleval.tier3.trajectory import default_registry
 from pytest_skilleval.tier3.trial import TrialRequest, TrialRunner, TrialSkipped, TrialUnavailable
+from pytest_skilleval.trajectory import default_registry
 
 
 @pytest.fixture(scope="session")
@@ -56,7 +56,7 @@ def skilleval_trial_judge(request: pytest.FixtureRequest) -> ChatProvider | None
 @pytest.fixture(scope="session")
 def skilleval_trial_runner(pytestconfig: pytest.Config, skilleval_gateway: Gateway, skilleval_sandbox: Sandbox,
                            skilleval_trial_judge: ChatProvider | None) -> TrialRunner:
-    from pytest_skilleval.tier3.selection_plugin import REGISTRY
+    from pytest_skilleval.selection.plugin import REGISTRY
 
     ctx = tier3_context(pytestconfig)
     return TrialRunner(skilleval_gateway, skilleval_sandbox, ctx.settings, skilleval_trial_judge,

@@ -30,8 +30,8 @@ from pytest_skilleval.tier3.options import Tier3Settings
 from pytest_skilleval.tier3.record import TrialRecord
 from pytest_skilleval.tier3.sandboxes.base import RunResult, RunSpec, Sandbox
 from pytest_skilleval.tier3.staging import Stage, agent_environment, stage_trial
-from pytest_skilleval.tier3.trajectory import ParserRegistry, Trajectory, TrajectoryParseError, default_registry, skill_key
-from pytest_skilleval.tier3.trajectory.requestlog import read_request_context
+from pytest_skilleval.trajectory import ParserRegistry, Trajectory, TrajectoryParseError, default_registry, skill_key
+from pytest_skilleval.trajectory.requestlog import read_request_context
 
 CHECK_TIMEOUT_S = 120.0  # a `command` assertion run after the agent
 CHECK_OUTPUT_CHARS = 8000

@@ -15,7 +15,7 @@ from typing import Any
 from pytest_skilleval.gateway import Trial
 from pytest_skilleval.tier3.agents import Agent, AgentContext, ClaudeCode, Codex, GeminiCli, OpenCode
 from pytest_skilleval.tier3.agents.base import DEFAULT_AGENTS_DIR
-from pytest_skilleval.tier3.trajectory import default_registry
+from pytest_skilleval.trajectory import default_registry
 
 REPO = Path(__file__).resolve().parents[2]
 AGENTS_DIR = Path(os.environ.get("SKILLEVAL_AGENTS_DIR", REPO / DEFAULT_AGENTS_DIR))

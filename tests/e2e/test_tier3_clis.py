@@ -23,8 +23,8 @@ from pytest_skilleval.tier3.options import Tier3Settings
 from pytest_skilleval.tier3.record import TrialRecord
 from pytest_skilleval.tier3.sandboxes import LocalSandbox
 from pytest_skilleval.tier3.staging import hidden_dirs
-from pytest_skilleval.tier3.trajectory.requestlog import read_request_context
 from pytest_skilleval.tier3.trial import TrialRequest, TrialRunner
+from pytest_skilleval.trajectory.requestlog import read_request_context
 
 SKILL_DIR = REPO / "example_skills" / "csv-summary"
 CASE = "csv-summary-001"

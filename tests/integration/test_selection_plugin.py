@@ -16,7 +16,7 @@ from typing import Any
 import anthropic  # noqa: F401 - imported here, once: an in-process inner run must not re-import the SDK (its metadata lookup fails then)
 import pytest
 
-from pytest_skilleval.tier3.trajectory import load_trajectory
+from pytest_skilleval.trajectory import load_trajectory
 
 pytest_plugins = ["pytester"]
 REPO = Path(__file__).resolve().parents[2]
@@ -174,7 +174,7 @@ def test_without_a_judge_invoked_skills_fail_and_nothing_skips_but_na(project: p
 
 def test_a_third_party_parser_through_the_hook(project: pytest.Pytester) -> None:
     project.makeconftest(GATEWAY_CONFTEST + '''
-from pytest_skilleval.tier3.trajectory import TrajectoryParser
+from pytest_skilleval.trajectory import TrajectoryParser
 
 class ToyParser(TrajectoryParser):
     name = "toy"
@@ -207,7 +207,7 @@ def test_unknown_format_is_a_usage_error(project: pytest.Pytester) -> None:
 
 def test_the_fixture_api_in_a_hand_written_test(project: pytest.Pytester) -> None:
     project.makepyfile(test_mine=f'''
-from pytest_skilleval.tier3.selection import evaluate_selection
+from pytest_skilleval.selection.judge import evaluate_selection
 
 def test_agent_picked_well(skilleval_selection):
     result = skilleval_selection.evaluate({str(FIXTURES / "gemini" / "stream_activate_skill.jsonl")!r})

@@ -22,7 +22,7 @@ from pytest_skilleval.providers.retry import RetryPolicy
 from pytest_skilleval.tier3.case_formats.model import Assertion, EvalCase, Label, SourceRef
 from pytest_skilleval.tier3.grading import TrialEvidence
 from pytest_skilleval.tier3.grading.judge import SCHEMA_NAME
-from pytest_skilleval.tier3.trajectory.model import (
+from pytest_skilleval.trajectory.model import (
     InvocationMethod,
     InvocationStatus,
     Message,

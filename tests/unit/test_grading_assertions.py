@@ -27,7 +27,7 @@ from pytest_skilleval.tier3.case_formats.model import (
 from pytest_skilleval.tier3.grading import CommandOutcome
 from pytest_skilleval.tier3.grading.answer import first_json, lookup
 from pytest_skilleval.tier3.grading.assertions import check, check_typed
-from pytest_skilleval.tier3.trajectory.model import InvocationMethod, InvocationStatus, Usage
+from pytest_skilleval.trajectory.model import InvocationMethod, InvocationStatus, Usage
 
 
 def outcome(assertion, ev=None, c=None):  # type: ignore[no-untyped-def]

@@ -8,7 +8,7 @@ from grading_support import SKILL, case, evidence, loaded, negative_case, shell,
 from pytest_skilleval.tier3.case_formats.model import Label, MaxTokens, MaxTurns
 from pytest_skilleval.tier3.grading.metrics import deterministic, efficiency, routing, waste_kind
 from pytest_skilleval.tier3.grading.security import call_findings, scan, secrets_in
-from pytest_skilleval.tier3.trajectory.model import InvocationMethod, InvocationStatus, ToolCall, Usage
+from pytest_skilleval.trajectory.model import InvocationMethod, InvocationStatus, ToolCall, Usage
 
 WS = "/work/trial/workspace"
 

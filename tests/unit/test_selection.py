@@ -9,14 +9,14 @@ import pytest
 from selection_support import FIXTURES, FaultyJudge, gateway_judge, request_texts, yes
 
 from pytest_skilleval.results import Status
-from pytest_skilleval.tier3.selection import (
+from pytest_skilleval.selection.judge import (
     SYSTEM_PROMPT,
     evaluate_selection,
     render_catalog,
     render_trajectory,
     rows_for,
 )
-from pytest_skilleval.tier3.trajectory import CatalogSkill, ParseLimits, SkillCatalog, TrajectoryBuilder, load_trajectory
+from pytest_skilleval.trajectory import CatalogSkill, ParseLimits, SkillCatalog, TrajectoryBuilder, load_trajectory
 
 REFUSED = FIXTURES / "claude-code" / "transcript_refused_retry.jsonl"
 

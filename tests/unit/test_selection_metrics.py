@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 from selection_support import FIXTURES
 
-from pytest_skilleval.tier3.selection_metrics import (
+from pytest_skilleval.selection.metrics import (
     CaseOutcome,
     SelectionExpectation,
     case_outcome,
     check_expectations,
     selection_rates,
 )
-from pytest_skilleval.tier3.trajectory import InvocationMethod, InvocationStatus, SkillInvocation, Trajectory, load_trajectory
+from pytest_skilleval.trajectory import InvocationMethod, InvocationStatus, SkillInvocation, Trajectory, load_trajectory
 
 
 def traj(*loads: tuple[str, InvocationStatus] | tuple[str, InvocationStatus, InvocationMethod]) -> Trajectory:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pytest_skilleval.tier3.selection import SelectionRow
-from pytest_skilleval.tier3.selection_metrics import CaseOutcome
-from pytest_skilleval.tier3.selection_report import SelectionRecord, markdown, summarize, terminal_lines
+from pytest_skilleval.selection.judge import SelectionRow
+from pytest_skilleval.selection.metrics import CaseOutcome
+from pytest_skilleval.selection.report import SelectionRecord, markdown, summarize, terminal_lines
 
 
 def rec(nodeid: str, label: str, score: float | None, passed: bool, trajectory: str = "t.jsonl") -> SelectionRecord:

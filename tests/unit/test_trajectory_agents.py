@@ -7,7 +7,7 @@ from pathlib import Path
 
 from selection_support import FIXTURES
 
-from pytest_skilleval.tier3.trajectory import InvocationMethod, InvocationStatus, load_trajectory
+from pytest_skilleval.trajectory import InvocationMethod, InvocationStatus, load_trajectory
 
 
 def test_openhands_sdk_events_fold_a_refused_spelling_into_the_loaded_skill() -> None:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from selection_support import FIXTURES
 
-from pytest_skilleval.tier3.trajectory import default_registry, load_trajectory
-from pytest_skilleval.tier3.trajectory.catalog import parse_catalog_text, parse_structured
-from pytest_skilleval.tier3.trajectory.requestlog import read_request_context
+from pytest_skilleval.trajectory import default_registry, load_trajectory
+from pytest_skilleval.trajectory.catalog import parse_catalog_text, parse_structured
+from pytest_skilleval.trajectory.requestlog import read_request_context
 
 
 def names(text: str) -> list[str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from selection_support import FIXTURES
 
-from pytest_skilleval.tier3.trajectory import InvocationMethod, InvocationStatus, load_trajectory
+from pytest_skilleval.trajectory import InvocationMethod, InvocationStatus, load_trajectory
 
 HERE = FIXTURES / "claude-code"
 REINVOKED = "Base directory for this skill: /s/x\n\n(Re-invocation of /x — see above)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from selection_support import FIXTURES
 
-from pytest_skilleval.tier3.trajectory import InvocationMethod, InvocationStatus, load_trajectory
+from pytest_skilleval.trajectory import InvocationMethod, InvocationStatus, load_trajectory
 
 HERE = FIXTURES / "gemini"
 

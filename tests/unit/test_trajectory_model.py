@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_skilleval.tier3.trajectory import (
+from pytest_skilleval.trajectory import (
     InvocationMethod,
     InvocationStatus,
     ParseLimits,

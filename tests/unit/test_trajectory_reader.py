@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from selection_support import FIXTURES
 
-from pytest_skilleval.tier3.trajectory import (
+from pytest_skilleval.trajectory import (
     ParseLimits,
     ParserRegistry,
     TrajectoryBuilder,

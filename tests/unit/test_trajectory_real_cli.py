@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from selection_support import FIXTURES
 
-from pytest_skilleval.tier3.trajectory import InvocationMethod, InvocationStatus, load_trajectory
+from pytest_skilleval.trajectory import InvocationMethod, InvocationStatus, load_trajectory
 
 CLIS = {  # folder: (parser, how the skill is loaded, whether the stream carries the body)
     "claude-code": ("claude-code", InvocationMethod.TOOL, True),

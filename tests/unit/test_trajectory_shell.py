@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_skilleval.tier3.trajectory.shell import skill_read_path, unwrap
+from pytest_skilleval.trajectory.shell import skill_read_path, unwrap
 
 SKILL = "/work/proj/.agents/skills/pdf-processing/SKILL.md"
 

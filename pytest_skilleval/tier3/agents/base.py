@@ -53,7 +53,7 @@ class Agent(abc.ABC):
     label: ClassVar[str]  # shown in reports
     executable: ClassVar[str]
     package: ClassVar[str] = ""  # where it comes from, for the "not installed" message
-    #: Trajectory parser (tier3/trajectory) that reads its stdout.
+    #: Trajectory parser (trajectory) that reads its stdout.
     parser: ClassVar[str]
     #: Workspace-relative folder the with-skill arm installs the skill into (``<dir>/<skill>/SKILL.md``).
     skill_root: ClassVar[str]

@@ -36,7 +36,7 @@ from pytest_skilleval.tier3.case_formats.model import (
 from pytest_skilleval.tier3.grading import workspace
 from pytest_skilleval.tier3.grading.answer import ANSWER_LIMIT, Verdict, contains, first_json, json_path, quote, regex
 from pytest_skilleval.tier3.grading.model import AssertionOutcome, TrialEvidence
-from pytest_skilleval.tier3.trajectory.model import InvocationStatus, Trajectory, skill_key
+from pytest_skilleval.trajectory.model import InvocationStatus, Trajectory, skill_key
 
 NOT_APPLICABLE = "not applicable"
 

@@ -24,9 +24,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from pytest_skilleval.providers.base import ChatMessage, ChatProvider, ChatReply, ChatRequest, extract_json
+from pytest_skilleval.selection.judge import render_trajectory
 from pytest_skilleval.tier3.case_formats.model import EvalCase, Judge
 from pytest_skilleval.tier3.grading.model import DIMENSIONS, TrialEvidence
-from pytest_skilleval.tier3.selection import render_trajectory
 
 PROMPT_VERSION = "trial-grade/1"
 SCHEMA_NAME = "trial_grade"

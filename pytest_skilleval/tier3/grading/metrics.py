@@ -25,9 +25,9 @@ from pytest_skilleval.tier3.case_formats.model import EvalCase, Label, MaxTokens
 from pytest_skilleval.tier3.grading.answer import final_answer
 from pytest_skilleval.tier3.grading.model import TrialEvidence
 from pytest_skilleval.tier3.grading.security import SecurityFinding, command_text, scan, score
-from pytest_skilleval.tier3.trajectory.model import InvocationStatus, ToolCall, Trajectory, skill_key
-from pytest_skilleval.tier3.trajectory.shell import unwrap
-from pytest_skilleval.tier3.trajectory.tools import tool_kind
+from pytest_skilleval.trajectory.model import InvocationStatus, ToolCall, Trajectory, skill_key
+from pytest_skilleval.trajectory.shell import unwrap
+from pytest_skilleval.trajectory.tools import tool_kind
 
 ACCEPTABLE_CREDIT = 0.75  # an acceptable alternative skill instead of the evaluated one (the anchor's value)
 _SEGMENTS = re.compile(r"&&|\|\||;|\||\n")

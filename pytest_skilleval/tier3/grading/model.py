@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_skilleval.tier3.trajectory.model import Trajectory
+from pytest_skilleval.trajectory.model import Trajectory
 
 Arm = Literal["with_skill", "without_skill"]
 DIMENSIONS = ("security", "correctness", "discoverability", "effectiveness", "efficiency")

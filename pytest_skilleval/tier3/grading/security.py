@@ -30,9 +30,9 @@ import shlex
 from dataclasses import dataclass
 from typing import Literal
 
-from pytest_skilleval.tier3.trajectory.model import ToolCall, Trajectory
-from pytest_skilleval.tier3.trajectory.shell import unwrap
-from pytest_skilleval.tier3.trajectory.tools import COMMAND_KEYS, PATH_KEYS, tool_kind
+from pytest_skilleval.trajectory.model import ToolCall, Trajectory
+from pytest_skilleval.trajectory.shell import unwrap
+from pytest_skilleval.trajectory.tools import COMMAND_KEYS, PATH_KEYS, tool_kind
 
 Severity = Literal["critical", "warning"]
 

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_skilleval.tier3.trajectory.catalog import parse_catalog_text
-from pytest_skilleval.tier3.trajectory.model import CatalogSkill
-from pytest_skilleval.tier3.trajectory.reader import RecordReader
-from pytest_skilleval.tier3.trajectory.tools import ParseLimits
+from pytest_skilleval.trajectory.catalog import parse_catalog_text
+from pytest_skilleval.trajectory.model import CatalogSkill
+from pytest_skilleval.trajectory.reader import RecordReader
+from pytest_skilleval.trajectory.tools import ParseLimits
 
 _BODY_KEYS = ("messages", "input", "contents", "system", "systemInstruction", "system_instruction", "instructions")
 _ENVELOPE_KEYS = ("body", "request_body", "json", "request", "payload", "data")

@@ -21,11 +21,11 @@ import yaml
 from pydantic import Field, ValidationError
 
 from pytest_skilleval.providers.base import ChatProvider
-from pytest_skilleval.tier3 import selection as sel
-from pytest_skilleval.tier3.selection_metrics import SelectionExpectation, case_outcome, check_expectations
-from pytest_skilleval.tier3.selection_report import SELECTION_PROPERTY, SelectionRecord
-from pytest_skilleval.tier3.trajectory import CatalogSkill, ParserRegistry, Trajectory, TrajectoryParseError, default_registry
-from pytest_skilleval.tier3.trajectory.registry import UnknownFormatError
+from pytest_skilleval.selection import judge as sel
+from pytest_skilleval.selection.metrics import SelectionExpectation, case_outcome, check_expectations
+from pytest_skilleval.selection.report import SELECTION_PROPERTY, SelectionRecord
+from pytest_skilleval.trajectory import CatalogSkill, ParserRegistry, Trajectory, TrajectoryParseError, default_registry
+from pytest_skilleval.trajectory.registry import UnknownFormatError
 
 MARKER = "selection: skill-selection accuracy of a recorded agent trajectory (one item per invoked skill)"
 REGISTRY = pytest.StashKey[ParserRegistry]()

@@ -1,6 +1,6 @@
 """Trajectories: what an agent run did, parsed from any harness into one model.
 
-    from pytest_skilleval.tier3.trajectory import load_trajectory
+    from pytest_skilleval.trajectory import load_trajectory
     traj = load_trajectory("run.jsonl", request_log="run.requests.jsonl")
     [s.name for s in traj.selections()]
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_skilleval.tier3.trajectory.builder import TrajectoryBuilder
-from pytest_skilleval.tier3.trajectory.model import (
+from pytest_skilleval.trajectory.builder import TrajectoryBuilder
+from pytest_skilleval.trajectory.model import (
     CatalogSkill,
     InvocationMethod,
     InvocationStatus,
@@ -24,13 +24,13 @@ from pytest_skilleval.tier3.trajectory.model import (
     Usage,
     skill_key,
 )
-from pytest_skilleval.tier3.trajectory.registry import ParserRegistry, TrajectoryParser, UnknownFormatError, sniff_objects
-from pytest_skilleval.tier3.trajectory.tools import ParseLimits
+from pytest_skilleval.trajectory.registry import ParserRegistry, TrajectoryParser, UnknownFormatError, sniff_objects
+from pytest_skilleval.trajectory.tools import ParseLimits
 
 
 def default_registry() -> ParserRegistry:
     """The built-in parsers; the pytest plugin adds those contributed through the hook."""
-    from pytest_skilleval.tier3.trajectory.parsers import BUILTIN_PARSERS
+    from pytest_skilleval.trajectory.parsers import BUILTIN_PARSERS
 
     return ParserRegistry(p() for p in BUILTIN_PARSERS)
 

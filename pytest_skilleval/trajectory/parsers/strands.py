@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pytest_skilleval.tier3.trajectory import blocks
-from pytest_skilleval.tier3.trajectory import text as T
-from pytest_skilleval.tier3.trajectory.builder import TrajectoryBuilder
-from pytest_skilleval.tier3.trajectory.registry import TrajectoryParser, sniff_objects
+from pytest_skilleval.trajectory import blocks
+from pytest_skilleval.trajectory import text as T
+from pytest_skilleval.trajectory.builder import TrajectoryBuilder
+from pytest_skilleval.trajectory.registry import TrajectoryParser, sniff_objects
 
 
 class StrandsParser(TrajectoryParser):

@@ -20,11 +20,11 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from pytest_skilleval.tier3.trajectory import blocks
-from pytest_skilleval.tier3.trajectory import text as T
-from pytest_skilleval.tier3.trajectory.builder import TrajectoryBuilder
-from pytest_skilleval.tier3.trajectory.model import Usage
-from pytest_skilleval.tier3.trajectory.registry import TrajectoryParser, sniff_objects
+from pytest_skilleval.trajectory import blocks
+from pytest_skilleval.trajectory import text as T
+from pytest_skilleval.trajectory.builder import TrajectoryBuilder
+from pytest_skilleval.trajectory.model import Usage
+from pytest_skilleval.trajectory.registry import TrajectoryParser, sniff_objects
 
 _EXEC_TYPES = re.compile(r"^(thread|turn|item)\.")
 _ROLLOUT_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})

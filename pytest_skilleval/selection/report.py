@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from pytest_skilleval.tier3.selection import SelectionRow
-from pytest_skilleval.tier3.selection_metrics import CaseOutcome, ExpectationOutcome, SelectionRates, selection_rates
+from pytest_skilleval.selection.judge import SelectionRow
+from pytest_skilleval.selection.metrics import CaseOutcome, ExpectationOutcome, SelectionRates, selection_rates
 
 SELECTION_PROPERTY = "skilleval.selection"
 

@@ -18,11 +18,11 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pytest_skilleval.tier3.trajectory import text as T
-from pytest_skilleval.tier3.trajectory.builder import TrajectoryBuilder
-from pytest_skilleval.tier3.trajectory.catalog import parse_structured
-from pytest_skilleval.tier3.trajectory.model import Usage
-from pytest_skilleval.tier3.trajectory.registry import TrajectoryParser, sniff_objects
+from pytest_skilleval.trajectory import text as T
+from pytest_skilleval.trajectory.builder import TrajectoryBuilder
+from pytest_skilleval.trajectory.catalog import parse_structured
+from pytest_skilleval.trajectory.model import Usage
+from pytest_skilleval.trajectory.registry import TrajectoryParser, sniff_objects
 
 _TYPES = frozenset({"system", "assistant", "user", "result", "summary", "file-history-snapshot", "queue-operation", "attachment"})
 _BASE_DIR = re.compile(r"^\s*Base directory for this skill:\s*(\S[^\n]*)\n?", re.I)

@@ -15,11 +15,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pytest_skilleval.tier3.trajectory.builder import TrajectoryBuilder
-from pytest_skilleval.tier3.trajectory.model import Trajectory, TrajectoryParseError
-from pytest_skilleval.tier3.trajectory.reader import RecordReader
-from pytest_skilleval.tier3.trajectory.requestlog import read_request_context
-from pytest_skilleval.tier3.trajectory.tools import ParseLimits
+from pytest_skilleval.trajectory.builder import TrajectoryBuilder
+from pytest_skilleval.trajectory.model import Trajectory, TrajectoryParseError
+from pytest_skilleval.trajectory.reader import RecordReader
+from pytest_skilleval.trajectory.requestlog import read_request_context
+from pytest_skilleval.trajectory.tools import ParseLimits
 
 
 class TrajectoryParser(abc.ABC):

@@ -13,9 +13,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_skilleval.tier3.trajectory import catalog as catalog_mod
-from pytest_skilleval.tier3.trajectory import text as T
-from pytest_skilleval.tier3.trajectory.model import (
+from pytest_skilleval.trajectory import catalog as catalog_mod
+from pytest_skilleval.trajectory import text as T
+from pytest_skilleval.trajectory.model import (
     CatalogSkill,
     InvocationMethod,
     InvocationStatus,
@@ -27,8 +27,8 @@ from pytest_skilleval.tier3.trajectory.model import (
     Usage,
     skill_key,
 )
-from pytest_skilleval.tier3.trajectory.shell import skill_read_path
-from pytest_skilleval.tier3.trajectory.tools import (
+from pytest_skilleval.trajectory.shell import skill_read_path
+from pytest_skilleval.trajectory.tools import (
     CATALOG_RANK,
     COMMAND_KEYS,
     PATH_KEYS,

@@ -14,8 +14,8 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from pytest_skilleval.tier3.trajectory.model import TrajectoryParseError
-from pytest_skilleval.tier3.trajectory.tools import ParseLimits
+from pytest_skilleval.trajectory.model import TrajectoryParseError
+from pytest_skilleval.trajectory.tools import ParseLimits
 
 SNIFF_LINES = 20
 SNIFF_CHARS = 256 * 1024  # per line handed to sniff(): enough to see every envelope key

@@ -21,7 +21,7 @@ import html
 import re
 from typing import Any
 
-from pytest_skilleval.tier3.trajectory.model import CatalogSkill
+from pytest_skilleval.trajectory.model import CatalogSkill
 
 _XML_BLOCK = re.compile(r"<available_skills>(.*?)</available_skills>", re.S | re.I)
 _XML_SKILL = re.compile(r"<skill>(.*?)</skill>", re.S | re.I)

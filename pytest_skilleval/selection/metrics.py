@@ -23,7 +23,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
 
-from pytest_skilleval.tier3.trajectory.model import InvocationStatus, Trajectory, skill_key
+from pytest_skilleval.trajectory.model import InvocationStatus, Trajectory, skill_key
 
 
 class SelectionExpectation(BaseModel):

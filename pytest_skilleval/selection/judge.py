@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from pytest_skilleval.providers.base import ChatMessage, ChatProvider, ChatRequest
 from pytest_skilleval.results import Status
-from pytest_skilleval.tier3.trajectory.model import CatalogSkill, SkillCatalog, SkillSelection, Trajectory
+from pytest_skilleval.trajectory.model import CatalogSkill, SkillCatalog, SkillSelection, Trajectory
 
 NOT_APPLICABLE = "not_applicable"
 PROMPT_VERSION = "v0"

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_skilleval.tier3.trajectory import text as T
-from pytest_skilleval.tier3.trajectory.builder import TrajectoryBuilder
+from pytest_skilleval.trajectory import text as T
+from pytest_skilleval.trajectory.builder import TrajectoryBuilder
 
 _TEXT_TYPES = frozenset({"text", "input_text", "output_text"})
 _ITEM_TYPES = frozenset({"function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output"})
