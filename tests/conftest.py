@@ -17,6 +17,19 @@ REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("SKILLEVAL_CORPUS", REPO.parent / "shared" / "corpus"))
 
 
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def require(condition: bool, message: str) -> None:
+    """Skip locally, fail in CI: a CI run that silently skipped a component it needs would prove nothing."""
+    if condition:
+        return
+    if in_ci():
+        pytest.fail(f"{message} (CI=true: a missing component is a failure; run `make test` to install it)")
+    pytest.skip(message)
+
+
 def make_settings(**overrides: object) -> Settings:
     values: dict[str, object] = dict(skill_paths=(), checks=None, profile="spec", fail_on=Severity.HIGH, report_dir=None, cache_dir=None,
                                      allow_incomplete=False, min_quality=70.0, min_rubric=70.0, max_file_bytes=1024 * 1024)

@@ -7,7 +7,6 @@ test modules import these fixtures by name instead.
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,15 +15,6 @@ from pathlib import Path
 import pytest
 
 from pytest_skilleval.gateway import Gateway, GatewayConfig
-
-
-def require(condition: bool, message: str) -> None:
-    """Skip locally, but fail in CI: a CI run that silently skipped the CLIs would prove nothing."""
-    if condition:
-        return
-    if os.environ.get("CI", "").lower() in ("true", "1"):
-        pytest.fail(f"{message} (CI=true: missing agent tooling is a failure; run `make test` to install it)")
-    pytest.skip(message)
 
 
 def have(program: str) -> bool:

@@ -8,8 +8,9 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
+from conftest import require
 from e2e_clis import SKILL, SKILL_MD, Cli
-from e2e_fixtures import Sandbox, have, require
+from e2e_fixtures import Sandbox, have
 
 from pytest_skilleval.gateway import Gateway, Trial
 from pytest_skilleval.tier3.sandboxes import LocalSandbox, RunSpec

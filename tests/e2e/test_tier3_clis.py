@@ -12,8 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import require
 from e2e_clis import AGENTS_DIR, CLIS, REPO
-from e2e_fixtures import have, require
+from e2e_fixtures import have
 
 from pytest_skilleval.gateway import Gateway, GatewayConfig
 from pytest_skilleval.skill import Skill

@@ -10,8 +10,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import require
 from e2e_clis import AGENTS_DIR, CLIS, REPO
-from e2e_fixtures import have, require
+from e2e_fixtures import have
 
 pytest_plugins = ["pytester"]
 COMMON = ("-p", "no:cacheprovider", f"--skilleval-agents-dir={AGENTS_DIR}")

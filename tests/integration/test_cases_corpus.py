@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, manifest, run_check, write_skill
+from conftest import CORPUS, manifest, require, run_check, write_skill
 
 from pytest_skilleval.gate import Policy, decide
 from pytest_skilleval.results import Severity, Status
@@ -21,7 +21,11 @@ from pytest_skilleval.tier3.cases import CaseSet, EvalFile, Problem, load_cases,
 
 pytest_plugins = ["pytester"]
 NVIDIA = CORPUS / "nvidia-skills"
-pytestmark = pytest.mark.skipif(not NVIDIA.is_dir(), reason=f"corpus not found at {NVIDIA}")
+
+
+@pytest.fixture(autouse=True)
+def _corpus_present() -> None:
+    require(NVIDIA.is_dir(), f"corpus not found at {NVIDIA}")
 
 # (eval folder, primary or extra file, shape) -> files
 SHAPES = {

@@ -11,14 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import httpx
+import openai
 import pytest
 
-anthropic = pytest.importorskip("anthropic")
-openai = pytest.importorskip("openai")
-
-from pytest_skilleval.gateway import Gateway, GatewayConfig, Script, Trial, Upstream  # noqa: E402
-from pytest_skilleval.gateway.fake_upstream import FakeUpstream  # noqa: E402
+from pytest_skilleval.gateway import Gateway, GatewayConfig, Script, Trial, Upstream
+from pytest_skilleval.gateway.fake_upstream import FakeUpstream
 
 GATEWAY_TIMEOUT = 0.5  # seconds; the fake upstream's slow faults take longer
 SCRIPT = Script.from_data({"steps": [{"text": "a reply long enough to be cut in the middle, with several events"}]})

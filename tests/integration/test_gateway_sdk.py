@@ -13,13 +13,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import anthropic
+import openai
 import pytest
 
-anthropic = pytest.importorskip("anthropic")
-openai = pytest.importorskip("openai")
-
-from pytest_skilleval.gateway import Gateway, GatewayConfig, ReplayDivergence, Script, Trial, Upstream  # noqa: E402
-from pytest_skilleval.gateway.fake_upstream import FakeUpstream  # noqa: E402
+from pytest_skilleval.gateway import Gateway, GatewayConfig, ReplayDivergence, Script, Trial, Upstream
+from pytest_skilleval.gateway.fake_upstream import FakeUpstream
 
 REAL_KEYS = {"anthropic": "sk-ant-api03-REALKEY-never-leaves-host-0123456789", "openai": "sk-proj-REALKEY0123456789abcdefghijklmnopqrstuv"}
 SCRIPT = Script.from_data({"steps": [{"text": "Checking.", "tool": "get_weather", "args": {"city": "Paris"}},

@@ -12,6 +12,8 @@ import pytest
 from conftest import manifest, run_check
 
 from pytest_skilleval.gate import Policy, decide
+from pytest_skilleval.gateway.protocols.base import NeutralRequest
+from pytest_skilleval.gateway.script import Script
 from pytest_skilleval.results import Severity, Status
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier1 import evals as evals_module
@@ -261,10 +263,9 @@ def test_a_list_script_applies_to_every_agent(make_skill: MakeSkill) -> None:
 
 
 def test_rendered_scripts_are_accepted_by_the_gateway(make_skill: MakeSkill) -> None:
-    gateway_script = pytest.importorskip("pytest_skilleval.gateway.script")
     case = load(make_skill, {"evals/evals.json": as_json(SCRIPTED)}).cases[0]
     for agent, script in case.scripts.items():
-        parsed = gateway_script.Script.from_data(script.render({"skill_dir": "/s", "skill_name": SKILL}))
+        parsed = Script.from_data(script.render({"skill_dir": "/s", "skill_name": SKILL}))
         assert len(parsed.steps) == len(script.steps), agent
 
 
@@ -612,13 +613,11 @@ def test_example_cases_script_every_cli_keylessly(root: Path) -> None:
 
 @pytest.mark.parametrize("root", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_example_scripts_played_by_the_gateway_differ_by_arm(root: Path) -> None:
-    gateway_script = pytest.importorskip("pytest_skilleval.gateway.script")
-    base = pytest.importorskip("pytest_skilleval.gateway.protocols.base")
     skill = Skill(root=root, key=root.name)
     values = {"skill_name": skill.name, "skill_dir": f"/trial/skills/{skill.name}"}
     for case in load_cases(skill):
         for agent, (tool, _) in LOADS.items():
-            script = gateway_script.Script.from_data(case.script_for(agent).render(values))  # type: ignore[union-attr]
+            script = Script.from_data(case.script_for(agent).render(values))  # type: ignore[union-attr]
             tools = (tool, "Read", "read", "read_file", "exec_command")
             for offered in (True, False):
                 listing = LISTING[agent].format(name=skill.name, description=skill.description) if offered else ""
@@ -626,7 +625,7 @@ def test_example_scripts_played_by_the_gateway_differ_by_arm(root: Path) -> None
                 results: list[str] = []
                 called: list[str] = []
                 for _ in range(10):  # the gateway answers by the number of tool results so far
-                    request = base.NeutralRequest(protocol="test", model="m", stream=False, tools=tools, tool_results=tuple(results))
+                    request = NeutralRequest(protocol="test", model="m", stream=False, tools=tools, tool_results=tuple(results))
                     reply, _note = script.reply_for(request, text, "t")
                     if not reply.tool_calls:
                         break
