@@ -5,14 +5,20 @@ from __future__ import annotations
 import abc
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pytest_skilleval.results import CheckResult, Finding
 
 if TYPE_CHECKING:
-    from pytest_skilleval.batch import Batcher
     from pytest_skilleval.config import Settings
     from pytest_skilleval.skill import Skill
+
+
+class ScanCoordinator(Protocol):
+    """What a check may ask of the scanner batcher (``batch.Batcher`` is one): the result of a
+    batched check for one skill. Named here because ``batch`` builds on ``Check``, not the reverse."""
+
+    def result(self, check: Any, skill: Skill, ctx: CheckContext) -> CheckResult: ...
 
 
 @dataclass
@@ -21,7 +27,7 @@ class CheckContext:
 
     settings: Settings
     #: Coordinates batched scanners across skills and xdist workers (None: scan one skill at a time).
-    batcher: Batcher | None = None
+    batcher: ScanCoordinator | None = None
 
 
 class Check(abc.ABC):

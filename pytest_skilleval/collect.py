@@ -60,14 +60,9 @@ class SkillDirectory(_OutsideSkillHooks, pytest.File):
             checks = run.selected_checks(tier=tier)
             if checks:
                 yield TierCollector.from_parent(self, name=f"tier{tier}", tier=tier, checks=checks)
-        # Tier 3 starts real agents: collected only when opted in (--skilleval-agents / --skilleval-tier3).
-        from pytest_skilleval.tier3.plugin import TIER3
-
-        tier3 = self.config.stash.get(TIER3, None)
-        if tier3 is not None and tier3.settings.enabled:
-            from pytest_skilleval.tier3.items import Tier3Collector
-
-            yield Tier3Collector.from_parent(self, name="tier3")
+        # More tiers plug in here (Tier 3 when opted in), so this module never imports them.
+        for contributed in self.ihook.pytest_skilleval_skill_collectors(parent=self):
+            yield from contributed or ()
 
 
 class TierCollector(_OutsideSkillHooks, pytest.Collector):

@@ -28,6 +28,16 @@ def pytest_skilleval_checks(config: pytest.Config) -> Iterable[Check]:
 
 
 @pytest.hookspec
+def pytest_skilleval_skill_collectors(parent: pytest.Collector) -> Iterable[pytest.Collector]:
+    """Return more collectors under one skill folder ``parent``, after its Tier 1 and Tier 2 ones.
+
+    Tier 3 answers with its trial collector when it is enabled, so the core collector does not
+    import Tier 3. A collector built here must take its hooks from ``parent`` (never from a path
+    inside the skill): see ``collect.py``.
+    """
+
+
+@pytest.hookspec
 def pytest_skilleval_trajectory_parsers(config: pytest.Config) -> Iterable[TrajectoryParser]:
     """Return trajectory parsers for more agent harnesses (see ``trajectory/registry.py``).
 

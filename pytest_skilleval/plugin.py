@@ -67,7 +67,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(importlib.import_module("pytest_skilleval.selection.plugin"), "skilleval-selection")
     # Tier 3: built-in agents and sandboxes answer the hooks first, then the plugin builds the registries.
     for module, name in (("agents", "skilleval-agents"), ("sandboxes", "skilleval-sandboxes"), ("plugin", "skilleval-tier3"),
-                         ("fixtures", "skilleval-tier3-fixtures")):
+                         ("fixtures", "skilleval-tier3-fixtures"), ("items", "skilleval-tier3-items")):
         config.pluginmanager.register(importlib.import_module(f"pytest_skilleval.tier3.{module}"), name)
     if not hasattr(config, "workerinput"):  # only the controller (or a plain run) writes reports
         config.pluginmanager.register(ReportSession(config, settings), "skilleval-reports")

@@ -9,18 +9,22 @@ from __future__ import annotations
 import json
 import time
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pytest_skilleval.gateway.protocols.base import NeutralRequest, Usage, WireProtocol, dumps
 
-if TYPE_CHECKING:
-    from pytest_skilleval.gateway.trial import Trial
+
+class TrialSink(Protocol):
+    """What a mode may tell the trial an exchange belongs to. :class:`~.trial.Trial` is one; naming
+    only this keeps ``exchange`` below ``trial`` in the import graph (a trial records exchanges)."""
+
+    def diverged(self, message: str) -> None: ...
 
 
 class Exchange:
     def __init__(self, handler: BaseHTTPRequestHandler, method: str, path: str, query: dict[str, str],
                  headers: dict[str, str], body: bytes, payload: Any, protocol: WireProtocol,
-                 request: NeutralRequest, trial: Trial) -> None:
+                 request: NeutralRequest, trial: TrialSink) -> None:
         self.handler, self.method, self.path, self.query = handler, method, path, query
         self.headers, self.body, self.payload = headers, body, payload
         self.protocol, self.request, self.trial = protocol, request, trial

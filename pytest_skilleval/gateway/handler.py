@@ -9,16 +9,20 @@ import gzip
 import importlib
 import zlib
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from pytest_skilleval.gateway.server import Gateway
+from typing import Any, Protocol
 
 MAX_REQUEST = 32 * 1024 * 1024
 
 
 class BadRequest(Exception):
     pass
+
+
+class Serves(Protocol):
+    """What the handler needs of the gateway that owns its server (``server.Gateway``): a router.
+    Named here so the handler does not import the server that imports it."""
+
+    def serve(self, handler: BaseHTTPRequestHandler, method: str) -> None: ...
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -31,7 +35,7 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the request log replaces stderr noise
         return
 
-    def _gateway(self) -> Gateway:
+    def _gateway(self) -> Serves:
         return self.server.gateway  # type: ignore[attr-defined,no-any-return]
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming

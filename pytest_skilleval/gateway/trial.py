@@ -7,16 +7,15 @@ import json
 import os
 import threading
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from pytest_skilleval.gateway.config import GatewayConfig
 from pytest_skilleval.gateway.exchange import Exchange
-from pytest_skilleval.gateway.metering import RequestLog
+from pytest_skilleval.gateway.metering import Budget, PriceTable, RequestLog
 from pytest_skilleval.gateway.modes.base import Mode
 from pytest_skilleval.gateway.protocols.base import Usage
+from pytest_skilleval.gateway.scrub import Scrubber
 from pytest_skilleval.gateway.tokens import ScopedToken
-
-if TYPE_CHECKING:
-    from pytest_skilleval.gateway.server import Gateway
 
 #: Host variables an agent process may inherit; everything else (keys, cloud credentials, proxies
 #: of the host) is dropped. The gateway's own variables are added on top.
@@ -31,8 +30,21 @@ class KeyLeak(RuntimeError):
     """A real provider key was about to be handed to an agent process."""
 
 
+class GatewayServices(Protocol):
+    """What a trial uses of the gateway that issued it (``server.Gateway`` is one): its address,
+    configuration, prices, budget and scrubber. Named here so ``trial`` does not import ``server``."""
+
+    config: GatewayConfig
+    prices: PriceTable
+    budget: Budget
+    scrubber: Scrubber
+
+    @property
+    def url(self) -> str: ...
+
+
 class Trial:
-    def __init__(self, gateway: Gateway, name: str, mode: Mode, log: RequestLog, placeholders: Mapping[str, str]) -> None:
+    def __init__(self, gateway: GatewayServices, name: str, mode: Mode, log: RequestLog, placeholders: Mapping[str, str]) -> None:
         self.gateway, self.name, self.mode, self.log = gateway, name, mode, log
         self.token = ScopedToken(id="", secret="")  # issued by the gateway right after construction
         self.placeholders = dict(placeholders)

@@ -23,7 +23,7 @@ from pytest_skilleval.collect import _OutsideSkillHooks
 from pytest_skilleval.tier3.agents.base import Agent
 from pytest_skilleval.tier3.case_formats.model import EvalCase
 from pytest_skilleval.tier3.cases import load_cases
-from pytest_skilleval.tier3.plugin import in_ci, marker_name, tier3_context
+from pytest_skilleval.tier3.plugin import TIER3, in_ci, marker_name, tier3_context
 from pytest_skilleval.tier3.record import TRIAL_PROPERTY, TrialRecord
 from pytest_skilleval.tier3.trial import TrialRequest, TrialRunner, TrialSkipped, TrialUnavailable
 
@@ -58,6 +58,15 @@ class Tier3Collector(_OutsideSkillHooks, pytest.Collector):
                         yield TrialItem.from_parent(self, name=item_name(case.id, agent.name, arm, attempt), callobj=_trial_test,
                                                     case=case, agent=agent, arm=arm, attempt=attempt,
                                                     digest=digest)
+
+
+@pytest.hookimpl
+def pytest_skilleval_skill_collectors(parent: pytest.Collector) -> list[pytest.Collector]:
+    """Tier 3 starts real agents: its collector exists only when opted in (--skilleval-agents / --skilleval-tier3)."""
+    tier3 = parent.config.stash.get(TIER3, None)
+    if tier3 is None or not tier3.settings.enabled:
+        return []
+    return [Tier3Collector.from_parent(parent, name="tier3")]
 
 
 class TrialFailed(Exception):
