@@ -295,7 +295,10 @@ def _fake_tool(tmp_path: Path, name: str, body: str) -> str:
 def test_a_misbehaving_bandit_is_incomplete(body: str, kind: str, make_skill: MakeSkill, tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SKILLEVAL_BANDIT_PATH", _fake_tool(tmp_path, "bandit", body))
-    monkeypatch.setattr(sec, "BANDIT_TIMEOUT_S", 0.5)
+    if kind == "timeout":
+        # Only the hanging tool gets a short limit: a busy 2-core machine may take longer than that to
+        # start the well-behaved fakes, which would then fail as timeouts too.
+        monkeypatch.setattr(sec, "BANDIT_TIMEOUT_S", 1.0)
     result = run_check(CHECK, make_skill({"SKILL.md": manifest(), "run.py": "print(1)\n"}))
     assert result.status is Status.INCOMPLETE
     assert result.reason is not None and f"bandit: {kind}" in result.reason

@@ -122,9 +122,9 @@ def test_a_transient_fault_then_success(upstream: Upstream, sleeps: list[float],
 
 
 def test_timeout_is_retried_then_reported(upstream: Upstream, sleeps: list[float]) -> None:
-    upstream.push(Act("timeout", delay=1.0), Act("timeout", delay=1.0))
+    upstream.push(Act("timeout", delay=3.0), Act("timeout", delay=3.0))
     with pytest.raises(ProviderError) as info:
-        make_chat(upstream, sleeps, retries=1, timeout=0.3).chat(ask())
+        make_chat(upstream, sleeps, retries=1, timeout=1.0).chat(ask())
     assert info.value.kind == "timeout" and upstream.count(CHAT) == 2
 
 
