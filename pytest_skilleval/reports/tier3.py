@@ -117,7 +117,7 @@ def attempt_sections(t3: Tier3Report) -> list[str]:
         for arm in a.arms.values():
             per = max(arm.trials, 1)
             lines.append(f"| {_label(a)} | {arm.arm} | {arm.trials} | {arm.passed} | {arm.failed} | {arm.errors} | {_pass_cells(arm)} | "
-                         f"{(arm.tokens_in + arm.tokens_out) / per:.0f} | ${arm.cost_usd / per:.4f} | {_secs(arm.cli_seconds)} | "
+                         f"{(arm.tokens_in + arm.tokens_out) / per:.0f} | {_dollars(arm.cost_usd, per)} | {_secs(arm.cli_seconds)} | "
                          f"{_secs(arm.plugin_seconds)} |")
     for a in t3.agents:
         rows = a.attempts[:MAX_ATTEMPT_ROWS]
@@ -133,6 +133,11 @@ def attempt_sections(t3: Tier3Report) -> list[str]:
             lines.append(f"| … {len(a.attempts) - MAX_ATTEMPT_ROWS} more in results.json |||||||||||")
         lines += ["", "</details>"]
     return lines
+
+
+def _dollars(total: float | None, per: int) -> str:
+    """Cost per trial; "—" when nothing was spent (scripted or replayed trials): no invented dollars."""
+    return "—" if total is None else f"${total / per:.4f}"
 
 
 def _secs(value: float | None) -> str:

@@ -5,8 +5,9 @@ objects with a call object, so the gateway, the sandbox and the judge are ordina
 ``conftest.py`` can override. Markers: ``skilleval``, ``tier3`` and ``agent_<name>``.
 
 An item's outcome is its trial's: PASSED passes; FAILED (the agent did not meet the case) fails,
-so ``--reruns`` retries it and JUnit shows every attempt; ERROR (the harness broke) fails;
-a trial that cannot run here is skipped — or failed under CI=true. Whether Tier 3 decides the
+so ``--reruns`` retries it and JUnit shows every attempt; ERROR (no evidence: an outage, a crashed
+sandbox, the harness broke) fails; NOT_SCORED (nothing decided it) is skipped with its reason;
+a trial that cannot run here is skipped — or failed under CI=true. The rules: ``outcome.py``. Whether Tier 3 decides the
 run's exit status is the controller's business (advisory unless ``--block-on-agent-eval``).
 """
 
@@ -20,6 +21,7 @@ import pytest
 
 from pytest_skilleval import state
 from pytest_skilleval.collect import _OutsideSkillHooks
+from pytest_skilleval.tier3 import outcome
 from pytest_skilleval.tier3.agents.base import Agent
 from pytest_skilleval.tier3.case_formats.model import EvalCase
 from pytest_skilleval.tier3.cases import load_cases
@@ -112,6 +114,8 @@ class TrialItem(_OutsideSkillHooks, pytest.Function):
         self._publish(record)
         if record.status in ("FAILED", "ERROR"):
             raise TrialFailed(record)
+        if record.status == "NOT_SCORED":  # it ran, but nothing decided it: no pass to report (outcome.py)
+            pytest.skip(f"NOT SCORED: {record.reason}")
         return record
 
     def _not_run(self, req: TrialRequest, reason: str) -> TrialRecord:
@@ -128,8 +132,9 @@ class TrialItem(_OutsideSkillHooks, pytest.Function):
             self.user_properties.append(("skilleval.score", f"{record.score:g}"))
         if record.status != "SKIPPED":
             self.user_properties += [("skilleval.tokens", str(record.tokens_in + record.tokens_out)),
-                                     ("skilleval.cost_usd", f"{record.cost_usd:g}"),
                                      ("skilleval.cli_seconds", f"{record.cli_seconds or 0:g}")]
+            if record.cost_usd is not None:  # nothing spent (scripted, replayed): no dollar figure at all
+                self.user_properties.append(("skilleval.cost_usd", f"{record.cost_usd:g}"))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
         if isinstance(excinfo.value, TrialFailed):
@@ -140,12 +145,13 @@ class TrialItem(_OutsideSkillHooks, pytest.Function):
 def format_trial(record: TrialRecord) -> str:
     head = f"{record.case_id} [{record.agent}, {record.arm}, attempt {record.attempt}"
     head += f", run {record.execution}]" if record.execution > 1 else "]"
-    lines = [f"{head}: {record.status} — {record.reason or 'see the assertions below'}"]
-    for outcome in record.grade.assertions if record.grade else []:
-        mark = {True: "✓", False: "✗", None: "?"}[outcome.passed]
-        where = f"  ({outcome.source})" if outcome.source else ""
-        detail = f" — {outcome.detail}" if outcome.detail else ""
-        lines.append(f"  {mark} {outcome.kind}: {outcome.description}{detail}{where}")
+    cause = f" ({record.error_cause})" if record.error_cause else ""
+    lines = [f"{head}: {outcome.label(record.status)}{cause} — {record.reason or 'see the assertions below'}"]
+    for checked in record.grade.assertions if record.grade else []:
+        mark = {True: "✓", False: "✗", None: "?"}[checked.passed]
+        where = f"  ({checked.source})" if checked.source else ""
+        detail = f" — {checked.detail}" if checked.detail else ""
+        lines.append(f"  {mark} {checked.kind}: {checked.description}{detail}{where}")
     answer = (record.final_answer or "").strip().replace("\n", " ")
     lines.append(f"  answer: {answer[:MAX_ANSWER_SHOWN]!r}" + (" …" if len(answer) > MAX_ANSWER_SHOWN else ""))
     listed = {True: "listed", False: "not listed", None: "listing unknown"}[record.skill_listed]

@@ -11,10 +11,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from pytest_skilleval.tier3 import outcome
 from pytest_skilleval.tier3.grading.model import Grade
+from pytest_skilleval.tier3.outcome import ErrorCause, Status
 
 TRIAL_PROPERTY = "skilleval.trial"
-Status = Literal["PASSED", "FAILED", "ERROR", "SKIPPED"]
+__all__ = ["TRIAL_PROPERTY", "ErrorCause", "Status", "TrialRecord"]
 
 
 class TrialRecord(BaseModel):
@@ -38,8 +40,12 @@ class TrialRecord(BaseModel):
     sandbox: str = ""
     isolated: bool = False
     # -- outcome -----------------------------------------------------------------------------------
-    status: Status
+    status: Status  # the rules: pytest_skilleval.tier3.outcome
     reason: str | None = None
+    error_cause: ErrorCause | None = None  # an ERROR's cause: infra | harness | judge
+    #: Earlier executions of this same attempt that ERRORed for an infrastructure cause and were run
+    #: again (--skilleval-infra-retries): never an attempt, never a rerun; their reasons are in `notes`.
+    infra_retries: int = 0
     grade: Grade | None = None
     skill_installed: bool = False
     skill_listed: bool | None = None
@@ -52,7 +58,9 @@ class TrialRecord(BaseModel):
     requests: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
-    cost_usd: float = 0.0
+    #: Dollars spent at the upstream, metered by the gateway; None when nothing was spent (scripted and
+    #: replayed trials: their tokens are metered, but no dollar figure is invented for them).
+    cost_usd: float | None = None
     cli_seconds: float | None = None  # the agent process's own wall time
     total_seconds: float | None = None  # the whole trial: staging, agent, parsing, grading
     artifacts: dict[str, str] = Field(default_factory=dict)
@@ -64,8 +72,17 @@ class TrialRecord(BaseModel):
 
     @property
     def passed(self) -> bool | None:
-        """The attempt as pass@k sees it: True / False, None when it errored or did not run."""
-        return {"PASSED": True, "FAILED": False}.get(self.status)
+        """The attempt as pass@k sees it: True / False, None when it is not counted (ERROR, NOT_SCORED, SKIPPED)."""
+        return outcome.passed(self.status)
+
+    @property
+    def counted(self) -> bool:
+        """Whether this trial enters pass rates, pass@k, means and lift (PASSED or FAILED only)."""
+        return outcome.counted(self.status)
+
+    @property
+    def infra_error(self) -> bool:
+        return self.status == outcome.ERROR and self.error_cause == "infra"
 
     @property
     def score(self) -> float | None:

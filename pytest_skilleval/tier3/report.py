@@ -62,6 +62,8 @@ class ArmStats(BaseModel):
     passed: int = 0
     failed: int = 0
     errors: int = 0
+    not_scored: int = 0  # ran, but nothing decided them (outcome.NOT_SCORED): out of every statistic, like errors
+    infra_retries: int = 0  # executions re-run after an infrastructure ERROR (--skilleval-infra-retries)
     skipped: int = 0
     measures: dict[str, float | None] = Field(default_factory=dict)  # overall + the five dimensions
     pass_rate: float | None = None  # first executions: passed / (passed + failed)
@@ -69,7 +71,7 @@ class ArmStats(BaseModel):
     reruns: RerunStats | None = None
     tokens_in: int = 0
     tokens_out: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float | None = None  # None: nothing was spent (scripted/replayed trials)
     cli_seconds: float | None = None  # mean per trial
     plugin_seconds: float | None = None  # mean per trial: staging, gateway, parsing, grading
 
@@ -191,7 +193,7 @@ def _first(rows: Sequence[TrialRecord]) -> list[TrialRecord]:
 
 
 def _measure(record: TrialRecord, measure: str) -> float | None:
-    if record.grade is None or record.status == "ERROR":
+    if record.grade is None or not record.counted:  # ERROR, NOT_SCORED: no evidence either way
         return None
     return record.grade.score if measure == "overall" else record.grade.dimensions.get(measure)
 
@@ -208,9 +210,10 @@ def _arm(arm: str, rows: list[TrialRecord], reruns: int) -> ArmStats:
     ran = [r for r in rows if r.status != "SKIPPED"]
     first = _first(rows)
     out = ArmStats(arm=arm, trials=len(ran), passed=sum(r.status == "PASSED" for r in ran), failed=sum(r.status == "FAILED" for r in ran),
-                   errors=sum(r.status == "ERROR" for r in ran), skipped=len(rows) - len(ran),
+                   errors=sum(r.status == "ERROR" for r in ran), not_scored=sum(r.status == "NOT_SCORED" for r in ran),
+                   infra_retries=sum(r.infra_retries for r in ran), skipped=len(rows) - len(ran),
                    tokens_in=sum(r.tokens_in for r in ran), tokens_out=sum(r.tokens_out for r in ran),
-                   cost_usd=round(math.fsum(r.cost_usd for r in ran), 8),
+                   cost_usd=_spent(ran),
                    cli_seconds=stats.mean_scored([r.cli_seconds for r in ran]), plugin_seconds=stats.mean_scored([r.plugin_seconds for r in ran]))
     out.measures = {m: stats.mean_scored(per_case(rows, m).values()) for m in MEASURES}
     decided = [r.passed for r in first if r.passed is not None]
@@ -225,6 +228,11 @@ def _arm(arm: str, rows: list[TrialRecord], reruns: int) -> ArmStats:
     if reruns:
         out.reruns = _reruns(ran, reruns)
     return out
+
+
+def _spent(ran: Sequence[TrialRecord]) -> float | None:
+    spent = [r.cost_usd for r in ran if r.cost_usd is not None]
+    return round(math.fsum(spent), 8) if spent else None
 
 
 def _reruns(ran: list[TrialRecord], reruns: int) -> RerunStats:

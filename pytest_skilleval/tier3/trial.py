@@ -94,7 +94,7 @@ class TrialRunner:
                                case_id=req.case.id, label=req.case.label.value, agent=req.agent.name, arm=req.arm,  # type: ignore[arg-type]
                                attempt=req.attempt, execution=req.execution, dataset_digest=req.dataset_digest,
                                mode=self.gateway.config.mode, sandbox=self.sandbox.describe(), isolated=self.sandbox.isolated,
-                               status="ERROR", reason=f"the trial could not run: {type(exc).__name__}: {exc}",
+                               status="ERROR", reason=f"the trial could not run: {type(exc).__name__}: {exc}", error_cause="harness",
                                grade=infrastructure_error(f"{type(exc).__name__}: {exc}"), notes=[traceback.format_exc(limit=8)],
                                total_seconds=round(time.perf_counter() - started, 4))
 
@@ -150,7 +150,8 @@ class TrialRunner:
             label=req.case.label.value, agent=req.agent.name, agent_version=req.agent.version(self.settings.agents_dirs),
             arm=req.arm, attempt=req.attempt, execution=req.execution, dataset_digest=req.dataset_digest,  # type: ignore[arg-type]
             mode=self.gateway.config.mode, model=", ".join(models) or req.agent.model_for(ctx), sandbox=self.sandbox.describe(),
-            isolated=self.sandbox.isolated, status=grade.status, reason=grade.reason, grade=grade, skill_installed=stage.installed,
+            isolated=self.sandbox.isolated, status=grade.status, reason=grade.reason, error_cause=grade.cause, grade=grade,
+            skill_installed=stage.installed,
             skill_listed=listed, skill_body_reached_model=evidence.skill_body_reached_model,
             invoked_skills=[s.name for s in trajectory.selections()] if trajectory else [],
             final_answer=evidence.answer[:MAX_ANSWER] if evidence.answer else None, exit_code=result.exit_code,

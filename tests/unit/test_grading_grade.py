@@ -10,7 +10,7 @@ from grading_support import SKILL, bodies, case, evidence, gateway_judge, loaded
 from pytest_skilleval.providers.base import ChatProvider, ChatReply, ChatRequest
 from pytest_skilleval.tier3.case_formats.model import Command, Contains, FileExists, Judge, Label, SkillInvoked
 from pytest_skilleval.tier3.grading import CommandOutcome, grade, infrastructure_error
-from pytest_skilleval.tier3.grading.grade import NO_JUDGE
+from pytest_skilleval.tier3.grading.grade import NO_JUDGE, NO_OUTPUT_REASON
 from pytest_skilleval.tier3.grading.model import DIMENSIONS
 
 FREE = Judge(text="reported 3 rows")
@@ -40,9 +40,10 @@ def test_without_a_judge_or_typed_proxies_correctness_and_effectiveness_are_no_s
     result = grade(evidence(trajectory(invocations=(loaded(),))), case(FREE), None)
     assert result.dimensions["correctness"] is None and result.dimensions["effectiveness"] is None
     assert result.reasons["correctness"] == f"{NO_JUDGE}; no answer checks: NO SCORE"
-    # Nothing decided by an assertion: the score (of the three scored dimensions) decides.
-    assert result.score == 1.0 and result.status == "PASSED"
-    assert result.reason == "no assertion decided the trial; overall score 1.00 ≥ 0.5"
+    # Nothing decided by an assertion and no task dimension scored: Security, Discoverability and
+    # Efficiency (all 1.0 here) never pass a trial on their own. On a99a1ca this PASSED (score ≥ 0.5).
+    assert result.score == 1.0 and result.status == "NOT_SCORED" and result.cause is None
+    assert result.reason is not None and result.reason.startswith("no assertion was decided and neither Correctness nor Effectiveness")
 
 
 def test_with_nothing_decided_a_low_score_fails() -> None:
@@ -50,6 +51,7 @@ def test_with_nothing_decided_a_low_score_fails() -> None:
     result = grade(evidence(traj), case(FREE), None)
     assert result.dimensions["security"] == 0.0 and result.dimensions["discoverability"] == 0.0
     assert result.status == "FAILED" and result.score == pytest.approx(0.5 / 3)
+    assert result.reason == "no assertion decided the trial; Security 0.00 < 0.5"
 
 
 def test_an_undecided_typed_assertion_is_an_error_with_nothing_published() -> None:
@@ -89,9 +91,42 @@ def test_no_output_at_all_is_the_agents_failure_and_the_judge_is_not_called(tmp_
     with gateway_judge(tmp_path, script(tool_step(verdict()))) as (judge, trial):
         result = grade(evidence(None), case(SkillInvoked(skill=SKILL), FREE), judge)
         assert bodies(trial) == []
-    assert result.status == "FAILED" and result.reason == "the agent produced no output (no trajectory, no answer)"
+    assert result.status == "FAILED" and result.reason == NO_OUTPUT_REASON and result.reason.startswith("no output")
     assert result.dimensions == {"security": None, "correctness": 0.0, "discoverability": None, "effectiveness": 0.0, "efficiency": None}
     assert result.score == 0.0 and not result.judged
+
+
+# -- an idle agent never passes (issue 10, item 1; each of these PASSED on a99a1ca) -----------------------
+
+@pytest.mark.parametrize("answer", [None, "", "  \n\t "], ids=["no-answer", "empty", "whitespace"])
+def test_an_idle_agent_fails_with_no_output(answer: str | None) -> None:
+    """An init-only event stream parses to an empty trajectory (not None); with no answer, no tool call and
+    no file change the agent did nothing, whatever Security (1.0, clean) and Efficiency (1.0, no calls) say."""
+    idle = trajectory(answer=answer)
+    assert idle.total_tool_calls == 0
+    result = grade(evidence(idle, workspace_changed=False), case(FREE), None)
+    assert result.status == "FAILED" and result.reason == NO_OUTPUT_REASON
+    negative = grade(evidence(idle, workspace_changed=False), negative_case(FREE), None)  # "don't load it" is not met by idling
+    assert negative.status == "FAILED" and negative.reason == NO_OUTPUT_REASON
+
+
+def test_an_agent_that_only_changed_files_has_output(tmp_path: Path) -> None:
+    (tmp_path / "out.md").write_text("3 rows")
+    result = grade(evidence(trajectory(answer=None), workspace=tmp_path, workspace_changed=True), case(FileExists(path="out.md")), None)
+    assert result.status == "PASSED"
+
+
+def test_free_text_assertions_without_a_judge_are_not_scored() -> None:
+    """SkillEvaluator-format datasets are all free text: without a judge nothing decides them."""
+    result = grade(evidence(trajectory(answer="sales.csv has 3 rows")), case(FREE, Judge(text="reported the mean")), None)
+    assert result.status == "NOT_SCORED" and result.score is not None  # the dimensions stay visible, out of the stats
+    assert [o.passed for o in result.assertions] == [None, None]
+
+
+def test_typed_assertions_decide_and_the_unchecked_free_text_is_named() -> None:
+    result = grade(evidence(trajectory()), case(Contains(value="3 rows"), FREE), None)
+    assert result.status == "PASSED"
+    assert result.reason == f"all 1 decided assertion(s) passed; 1 free-text assertion(s) not checked ({NO_JUDGE})"
 
 
 def test_a_timeout_fails_the_trial() -> None:

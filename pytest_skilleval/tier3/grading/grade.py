@@ -7,9 +7,12 @@ The combination rules, in order (docs/grading.md explains each):
 2. The judge (when configured and the agent produced anything) adds the five dimension scores and a
    YES/NO per free-text assertion (:mod:`.judge`); the deterministic signals (:mod:`.metrics`) are
    computed either way.
-3. Status: a judge that failed → ERROR; no output at all → FAILED; any decided assertion failed →
-   FAILED; a typed assertion that could not be decided, or a free-text one the judge left open →
-   ERROR; otherwise PASSED, or — when no assertion decided anything — the overall score against 0.5.
+3. Status: the rules of :mod:`pytest_skilleval.tier3.outcome` — no output (no answer after
+   stripping, no tool call, no workspace change) → FAILED "no output"; a failed judge → ERROR; any
+   decided assertion failed → FAILED; an undecidable typed assertion or a free-text one the judge
+   left open → ERROR; all decided ones passed → PASSED; nothing decided → the task dimensions
+   (Correctness, Effectiveness) against 0.5, or NOT_SCORED when neither is scored — Security and
+   Efficiency alone never pass a trial.
 4. Dimensions: Security = min(rules, judge); Correctness = judge, else the share of answer checks
    passed; Discoverability = routing (with_skill only), else judge; Effectiveness = mean(judge,
    free-text share), else the share of workspace/command/trajectory checks passed; Efficiency =
@@ -18,9 +21,8 @@ The combination rules, in order (docs/grading.md explains each):
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pytest_skilleval.providers.base import ChatProvider
+from pytest_skilleval.tier3 import outcome
 from pytest_skilleval.tier3.case_formats.model import EvalCase
 from pytest_skilleval.tier3.grading.answer import final_answer
 from pytest_skilleval.tier3.grading.assertions import check_typed, source
@@ -28,11 +30,11 @@ from pytest_skilleval.tier3.grading.judge import JudgeFailed, JudgeResult, run_j
 from pytest_skilleval.tier3.grading.metrics import Signals, deterministic
 from pytest_skilleval.tier3.grading.model import DIMENSIONS, AssertionOutcome, Grade, TrialEvidence
 
-PASS_THRESHOLD = 0.5  # the anchor's pass_threshold, used only when no assertion decides the trial
+PASS_THRESHOLD = outcome.PASS_THRESHOLD
 ANSWER_KINDS = frozenset({"contains", "not_contains", "regex", "not_regex", "json_path"})
 OUTCOME_KINDS = frozenset({"file_exists", "file_contains", "command", "trajectory_contains"})
 NO_JUDGE = "judge not configured"
-Status = Literal["PASSED", "FAILED", "ERROR"]
+NO_OUTPUT_REASON = f"{outcome.NO_OUTPUT}: the agent gave no answer, made no tool call and changed no file in the workspace"
 
 
 def grade(evidence: TrialEvidence, case: EvalCase, judge: ChatProvider | None, *, judge_model: str | None = None) -> Grade:
@@ -45,13 +47,14 @@ def grade(evidence: TrialEvidence, case: EvalCase, judge: ChatProvider | None, *
         typed.append(AssertionOutcome(kind="timeout", description="the agent finished within its time limit", passed=False,
                                       detail="the sandbox stopped the agent at its time limit"))
     signals = deterministic(evidence, case)
-    no_output = evidence.trajectory is None and answer is None
+    tool_calls = evidence.trajectory.total_tool_calls if evidence.trajectory is not None else 0
+    no_output = outcome.no_output(answer, tool_calls, evidence.workspace_changed)
     notes: list[str] = []
     result: JudgeResult | None = None
     failure: JudgeFailed | None = None
     free = case.judge_assertions()
     if no_output:
-        notes.append("the agent produced no output (no trajectory, no answer); the judge was not called")
+        notes.append(f"{NO_OUTPUT_REASON}; the judge was not called")
     elif judge is None:
         notes.append(f"{NO_JUDGE}: {len(free)} free-text assertion(s) not checked; Correctness and Effectiveness come only "
                      "from typed assertions, when there are any")
@@ -75,11 +78,11 @@ def grade(evidence: TrialEvidence, case: EvalCase, judge: ChatProvider | None, *
         notes.append(f"{len(signals.findings)} security finding(s): " + "; ".join(str(f) for f in signals.findings[:5]))
 
     dims, reasons, raw = _dimensions(evidence, signals, result, typed, free_outcomes, no_output)
-    status: Status
     if no_output:  # the judge was not called, so it cannot have failed
-        status, reason = "FAILED", "the agent produced no output (no trajectory, no answer)"
+        decision = outcome.Decision(outcome.FAILED, NO_OUTPUT_REASON)
     else:
-        status, reason = _status(outcomes, typed, free_outcomes, failure, result is not None, dims)
+        decision = _status(outcomes, typed, free_outcomes, failure, result is not None, dims)
+    status = decision.status
     if status == "ERROR":  # fail closed: an ERROR trial publishes no scores (raw signals stay in `signals`)
         dims = dict.fromkeys(DIMENSIONS)
     usage: dict[str, int] = {}
@@ -88,13 +91,14 @@ def grade(evidence: TrialEvidence, case: EvalCase, judge: ChatProvider | None, *
     elif failure is not None:
         usage = {"judge_calls": failure.calls}
     model = result.model if result else (judge_model or judge.model or None) if judge is not None else None
-    return Grade(status=status, reason=reason, assertions=outcomes, dimensions=dims, score=_mean(*dims.values()), judged=result is not None,
-                 judge_model=model, notes=notes, reasons=reasons, signals=raw, **usage)
+    return Grade(status=status, reason=decision.reason, cause=decision.cause, assertions=outcomes, dimensions=dims,
+                 score=_mean(*dims.values()), judged=result is not None, judge_model=model, notes=notes, reasons=reasons, signals=raw, **usage)
 
 
-def infrastructure_error(reason: str) -> Grade:
-    """The grade of a trial that could not run (CLI missing, sandbox failure): ERROR, nothing scored."""
-    return Grade(status="ERROR", reason=reason, notes=["not graded: the trial did not run"])
+def infrastructure_error(reason: str, cause: outcome.ErrorCause = "harness") -> Grade:
+    """The grade of a trial that gave no evidence about the skill: ERROR with its cause, nothing scored.
+    ``infra``: the model API, the upstream or the sandbox failed (retried); ``harness``: our side did."""
+    return Grade(status="ERROR", reason=reason, cause=cause, notes=["not graded: the trial gave no evidence"])
 
 
 def _free_text(case: EvalCase, result: JudgeResult | None, why_open: str) -> list[AssertionOutcome]:
@@ -167,27 +171,25 @@ def _names(outcomes: list[AssertionOutcome], limit: int = 3) -> str:
 
 
 def _status(outcomes: list[AssertionOutcome], typed: list[AssertionOutcome], free: list[AssertionOutcome], failure: JudgeFailed | None,
-            judged: bool, dims: dict[str, float | None]) -> tuple[Status, str]:
+            judged: bool, dims: dict[str, float | None]) -> outcome.Decision:
+    """Rules 4–6 of :mod:`pytest_skilleval.tier3.outcome`."""
     if failure is not None:
         failed_typed = [o for o in typed if o.passed is False]
-        return "ERROR", failure.reason + (f" (typed assertions failed too: {_names(failed_typed)})" if failed_typed else "")
+        return outcome.Decision(outcome.ERROR, failure.reason + (f" (typed assertions failed too: {_names(failed_typed)})" if failed_typed else ""),
+                                "judge")
     applicable = [o for o in outcomes if o.applicable]
     decided = [o for o in applicable if o.passed is not None]
     failed = [o for o in decided if o.passed is False]
     if failed:
-        return "FAILED", f"{len(failed)} of {len(decided)} decided assertion(s) failed: {_names(failed)}"
+        return outcome.Decision(outcome.FAILED, f"{len(failed)} of {len(decided)} decided assertion(s) failed: {_names(failed)}")
     open_typed = [o for o in typed if o.applicable and o.passed is None]
     if open_typed:
-        return "ERROR", f"{len(open_typed)} typed assertion(s) could not be decided: {_names(open_typed)}"
+        return outcome.Decision(outcome.ERROR, f"{len(open_typed)} typed assertion(s) could not be decided: {_names(open_typed)}", "harness")
     open_free = [o for o in free if o.passed is None]
     if judged and open_free:
-        return "ERROR", f"the judge gave no verdict for {len(open_free)} free-text assertion(s): {_names(open_free)}"
+        return outcome.Decision(outcome.ERROR, f"the judge gave no verdict for {len(open_free)} free-text assertion(s): {_names(open_free)}",
+                                "judge")
     if decided:
-        return "PASSED", f"all {len(decided)} decided assertion(s) passed"
-    scored = [v for v in dims.values() if v is not None]
-    if not scored:
-        return "ERROR", "nothing to grade: no assertion was decided and no dimension could be scored"
-    score = sum(scored) / len(scored)
-    if score >= PASS_THRESHOLD:
-        return "PASSED", f"no assertion decided the trial; overall score {score:.2f} ≥ {PASS_THRESHOLD}"
-    return "FAILED", f"no assertion decided the trial; overall score {score:.2f} < {PASS_THRESHOLD}"
+        unchecked = f"; {len(open_free)} free-text assertion(s) not checked ({NO_JUDGE})" if open_free else ""
+        return outcome.Decision(outcome.PASSED, f"all {len(decided)} decided assertion(s) passed{unchecked}")
+    return outcome.decide_unasserted(dims)

@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pytest_skilleval.tier3.outcome import ErrorCause, GradeStatus
 from pytest_skilleval.trajectory.model import Trajectory
 
 Arm = Literal["with_skill", "without_skill"]
@@ -48,6 +49,8 @@ class TrialEvidence(BaseModel):
     skill_body_reached_model: bool | None = None
     timed_out: bool = False
     exit_code: int | None = None
+    #: A file in the workspace was added, removed or rewritten by the agent; None: not observed.
+    workspace_changed: bool | None = None
     #: Metered by the gateway over every model request of the trial (side calls included); when given,
     #: `max_tokens` / `max_cost` use these rather than what the harness reported in the trajectory.
     metered_tokens: int | None = Field(default=None, description="input + output tokens, all requests")
@@ -66,8 +69,9 @@ class AssertionOutcome(BaseModel):
 
 
 class Grade(BaseModel):
-    status: Literal["PASSED", "FAILED", "ERROR"]
+    status: GradeStatus  # the rules: pytest_skilleval.tier3.outcome
     reason: str | None = None
+    cause: ErrorCause | None = Field(default=None, description="whose fault an ERROR is: infra | harness | judge")
     assertions: list[AssertionOutcome] = Field(default_factory=list)
     dimensions: dict[str, float | None] = Field(default_factory=lambda: dict.fromkeys(DIMENSIONS))
     score: float | None = Field(default=None, description="overall 0–1: mean of the scored dimensions")
