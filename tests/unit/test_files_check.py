@@ -126,3 +126,53 @@ def test_read_refuses_paths_leaving_the_root(tmp_path: Path, rel: str) -> None:
     root = _skill(tmp_path)
     with pytest.raises(safefs.ReadError):
         safefs.read_bytes(root, rel)
+
+
+@pytest.mark.parametrize("rel", ["../outside.txt", "a/../../outside.txt", "./../outside.txt"])
+def test_read_refuses_to_climb_out_even_when_the_target_exists(tmp_path: Path, rel: str) -> None:
+    # The refusal must come from the '..' rule, not from "file not found": the outside file is real here.
+    (tmp_path / "outside.txt").write_text("host data")
+    root = _skill(tmp_path, {"a/inner.md": "# in\n"})
+    with pytest.raises(safefs.ReadError) as info:
+        safefs.read_bytes(root, rel)
+    assert info.value.finding.rule == "files.bad-path"
+    assert info.value.finding.severity is Severity.HIGH
+
+
+@pytest.mark.parametrize(("rel", "target"), [("up", ".."), ("deep/up", "../.."), ("dots", "./.."), ("sub/x", "../../outside")])
+def test_a_link_to_the_parent_itself_escapes(tmp_path: Path, rel: str, target: str) -> None:
+    root = _skill(tmp_path)
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(target, root / rel)
+    result = run_check(FilesCheck(), Skill(root=root, key="demo-skill"))
+    found = _finding(result, "files.symlink-escape")
+    assert found.severity is Severity.HIGH and found.file == rel
+
+
+def test_a_link_that_stays_inside_is_low(tmp_path: Path) -> None:
+    root = _skill(tmp_path, {"references/a.md": "# A\n"})
+    os.symlink("references/a.md", root / "alias.md")
+    result = run_check(FilesCheck(), Skill(root=root, key="demo-skill"))
+    assert _finding(result, "files.symlink").severity is Severity.LOW
+    assert "files.symlink-escape" not in rules(result)
+
+
+def test_a_file_exactly_at_the_size_cap_is_read_and_one_byte_more_is_not(tmp_path: Path) -> None:
+    limits = safefs.Limits(max_file_bytes=4096)
+    root = _skill(tmp_path, {"at.txt": b"x" * 4096, "over.txt": b"x" * 4097})
+    assert safefs.read_bytes(root, "at.txt", limits) == b"x" * 4096
+    with pytest.raises(safefs.ReadError) as info:
+        safefs.read_bytes(root, "over.txt", limits)
+    assert info.value.finding.rule == "files.oversize"
+    inv = safefs.take_inventory(root, limits)
+    assert [f.file for f in inv.findings if f.rule == "files.oversize"] == ["over.txt"]
+
+
+def test_a_folder_exactly_at_the_depth_limit_is_inspected_and_one_deeper_is_not(tmp_path: Path) -> None:
+    limits = safefs.Limits(max_depth=3)
+    root = _skill(tmp_path, {"a/b/c/at.md": "# at\n", "a/b/c/d/below.md": "# below\n"})
+    inv = safefs.take_inventory(root, limits)
+    rels = {e.rel for e in inv.entries}
+    assert "a/b/c/at.md" in rels
+    assert "a/b/c/d/below.md" not in rels
+    assert [f.file for f in inv.findings if f.rule == "files.too-deep"] == ["a/b/c/d"]

@@ -120,3 +120,38 @@ def test_hidden_dirs_cover_every_agents_user_skill_folders(monkeypatch: pytest.M
         assert tmp_path / rel in found
     assert Path("/etc/codex/skills") in found
     assert len(found) == len(set(found))
+
+
+@pytest.mark.parametrize("rel", ["../escaped.txt", "a/../../escaped.txt", "..", "/abs.txt", "sub\\..\\..\\escaped.txt"])
+def test_staging_never_writes_outside_the_trial_folder(tmp_path: Path, rel: str) -> None:
+    from pytest_skilleval.tier3 import staging
+
+    base = tmp_path / "trial" / "workspace"
+    base.mkdir(parents=True)
+    with pytest.raises(StagingError, match="leaves the trial folder"):
+        staging._write(base, rel, b"payload")
+    assert not (tmp_path / "trial" / "escaped.txt").exists() and not (tmp_path / "escaped.txt").exists()
+
+
+def test_each_trial_gets_fresh_folders_and_a_reused_root_is_refused(skill: Skill, tmp_path: Path) -> None:
+    case = load_cases(skill).get("c3")
+    assert case is not None
+    first = stage_trial(tmp_path / "t1", skill, case, ClaudeCode(), "with_skill")
+    second = stage_trial(tmp_path / "t2", skill, case, ClaudeCode(), "with_skill")
+    assert first.workspace != second.workspace and first.home != second.home and first.tmp != second.tmp
+    with pytest.raises(FileExistsError):  # never stage over what an earlier trial left
+        stage_trial(tmp_path / "t1", skill, case, ClaudeCode(), "without_skill")
+
+
+def test_leak_guard_sees_a_secret_embedded_in_a_longer_value_and_token_variables(skill: Skill, tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CI_JOB_TOKEN", "glcbt-64-REALTOKENabcdef")
+    monkeypatch.setenv("DB_PASSWORD", "hunter2hunter2")
+    case = load_cases(skill).get("c3")
+    assert case is not None
+    stage = stage_trial(tmp_path / "t", skill, case, ClaudeCode(), "with_skill")
+    with Gateway(GatewayConfig(mode="scripted")) as gw, gw.trial("env", script=Script.from_data({"steps": [{"text": "x"}]})) as trial:
+        with pytest.raises(StagingError, match="CI_JOB_TOKEN"):
+            agent_environment(trial, stage, {"GIT_ASKPASS_URL": "https://user:glcbt-64-REALTOKENabcdef@host/x"})
+        with pytest.raises(StagingError, match="DB_PASSWORD"):
+            agent_environment(trial, stage, {"OPTS": "--password=hunter2hunter2 --verbose"})
