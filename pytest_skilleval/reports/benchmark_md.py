@@ -39,9 +39,11 @@ def _callout(sk: SkillReport) -> list[str]:
                 "> At least one blocking check failed; see Blocking Findings below."]
     if sk.recommended_for_publication:
         return ["> ✅ **Overall verdict: PASS — Recommended for publication**"]
-    if not sk.tiers_not_run:  # every tier ran, but Tier 3 is not publication evidence (scripted, unsandboxed, not PASS)
+    if not sk.tiers_not_run:  # every tier ran, but Tier 3 is not publication evidence: say what is missing
+        gaps = sk.tier3.publication_gaps() if sk.tier3 is not None else ["Tier 3 trials"]
         return [f"> ☑️ **Overall verdict: PASS ({_tiers_text(sk.tiers_run)}) — Not yet recommended for publication**", ">",
-                "> Publication needs a passing Tier 3 verdict from real models in a sandbox."]
+                "> Publication needs a passing Tier 3 verdict from real models in a sandbox, with all five dimensions scored and "
+                "every case × arm × attempt run. Missing here:", *[f"> - {_cell(g)}" for g in gaps]]
     return [f"> ☑️ **Overall verdict: PASS ({_tiers_text(sk.tiers_run)}) — Not yet recommended for publication**", ">",
             f"> The verdict covers {_tiers_text(sk.tiers_run)} only; {_tiers_text(sk.tiers_not_run)} "
             f"{'was' if len(sk.tiers_not_run) == 1 else 'were'} not run. Publication needs all three tiers."]
@@ -140,7 +142,11 @@ def _methodology() -> list[str]:
             "- Quality is 0–100: 35% correctness, 25% discoverability, 25% reliability, 15% efficiency; pass mark 70.",
             "- Tier 2 blocks on EXACT_DUPLICATE (≥ 0.95) and HIGH_SIMILARITY (≥ 0.90) unless configured advisory.",
             "- Tier 3 dimensions pass at ≥ 50%, are neutral at 40–50%, fail below 40%; Skill Lift is with-skill minus "
-            "without-skill.",
+            "without-skill over the cases scored in both arms; overall lift is the mean of the per-dimension lifts over the "
+            "dimensions both arms score (Discoverability is with-skill only and reported on its own).",
+            "- The lift's 95% interval is a Student t interval over paired case differences (t quantile at 96%, measured "
+            "coverage ≥ 0.93 on bounded, tied and skewed scores from 3 cases up: benchmarks/interval_coverage.py); below 3 "
+            "paired cases there is no interval, and a lift is a gain or a loss only when its interval excludes 0.",
             "", "</details>"]
 
 

@@ -1,12 +1,15 @@
 """The Tier 3 parts of a ``BENCHMARK.md`` card and of the terminal summary.
 
-Results at a glance: ``baseline → skill (lift ± CI)`` per measure and agent; then pass@k and every
-attempt; then the metadata to reproduce the run. A scripted run is labelled a harness check on
-every one of these, and never recommends publication.
+Results at a glance: ``baseline → skill (lift, interval)`` per measure and agent, where the two arm
+values are the very means the verdict reads; the trial counts behind them (paired, unpaired, not
+scored, errored, skipped); the power of the run and, with ``--skilleval-aa``, the A/A noise floor;
+then pass@k and every attempt; then the metadata to reproduce the run. A scripted run is labelled
+a harness check on every one of these, and never recommends publication.
 """
 
 from __future__ import annotations
 
+from pytest_skilleval.tier3 import stats
 from pytest_skilleval.tier3.report import MEASURES, AgentTier3, ArmStats, LiftRow, Tier3Report
 
 HARNESS_CHECK = "harness check — not a model measurement"
@@ -33,14 +36,22 @@ def _label(agent: AgentTier3) -> str:
     return LABELS.get(agent.agent, agent.agent)
 
 
+def _interval(row: LiftRow) -> str:
+    if row.ci_low is None or row.ci_high is None:
+        return f"too few cases for an interval, n={row.n}"
+    word = {"PASS": "gain", "FAIL": "loss"}.get(row.band or "", "no clear change")
+    return f"95% CI {_points(row.ci_low)} to {_points(row.ci_high)}, {word}; n={row.n}"
+
+
 def lift_cell(row: LiftRow | None, arm_with: float | None, arm_without: float | None) -> str:
-    """``47% → 92% (+45 points, 95% CI +20 to +70)``; one arm only: just its value."""
+    """``47% → 92% (+45 points, 95% CI +20 to +70, gain; n=12)``: the arm means over all their scored
+    cases (what the verdict reads), then the lift over the paired cases; one arm only: its value."""
     if row is None or row.delta is None:
         if arm_with is None and arm_without is None:
             return "not scored"
         return f"{_pct(arm_without)} → {_pct(arm_with)} (not paired)"
-    ci = f", 95% CI {_points(row.ci_low)} to {_points(row.ci_high)}" if row.ci_low is not None and row.n > 1 else ""
-    return f"{_pct(row.without_skill)} → {_pct(row.with_skill)} ({_points(row.delta)} points{ci}; n={row.n})"
+    unpaired = f"; {row.unpaired} unpaired" if row.unpaired else ""
+    return f"{_pct(arm_without)} → {_pct(arm_with)} ({_points(row.delta)} points, {_interval(row)}{unpaired})"
 
 
 def callout(t3: Tier3Report) -> list[str]:
@@ -74,6 +85,9 @@ def metadata_lines(t3: Tier3Report) -> list[str]:
 def glance(t3: Tier3Report) -> list[str]:
     if not t3.agents:
         return []
+    if t3.trials == 0:
+        return ["", "### Tier 3: not run", "", f"No trial ran ({t3.skipped} skipped), so there is no Tier 3 result and no verdict."
+                + (f" Skipped because: {_cell(t3.skip_reasons[0])}" if t3.skip_reasons else "")]
     agents = [a for a in t3.agents if a.arms]
     title = "### Tier 3: baseline → with skill" + (f" ({HARNESS_CHECK})" if t3.scripted else "")
     lines = ["", title, "", "| Measure | " + " | ".join(f"{_label(a)} (Baseline → Skill)" for a in agents) + " |",
@@ -84,12 +98,57 @@ def glance(t3: Tier3Report) -> list[str]:
             row = next((r for r in a.lift if r.measure == measure), None)
             w, wo = a.arms.get("with_skill"), a.arms.get("without_skill")
             cells.append(lift_cell(row, w.measures.get(measure) if w else None, wo.measures.get(measure) if wo else None))
-        lines.append(f"| {measure.capitalize()} | " + " | ".join(cells) + " |")
+        name = "Discoverability (with skill only)" if measure == "discoverability" else measure.capitalize()
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines.append("| Pass rate | " + " | ".join(f"{_pct(_rate(a, 'without_skill'))} → {_pct(_rate(a, 'with_skill'))}" for a in agents) + " |")
+    lines.append("| Trials | " + " | ".join(_counts(a) for a in agents) + " |")
     lines.append("| Verdict | " + " | ".join(a.verdict or "NOT SCORED" for a in agents) + " |")
-    lines += ["", "Cells read `baseline → with skill (lift in points, paired bootstrap 95% CI over cases; n = paired cases)`. "
-                  "Dimensions pass at ≥ 50%, are neutral at 40–50% and fail below 40%; a lift of ≥ +5 points is a gain, ≤ −10 a loss."]
+    overall_dims = {", ".join(d.capitalize() for d in a.overall_dimensions) for a in agents}
+    lines += ["", "Cells read `baseline → with skill`: each arm's mean over all its scored cases (the numbers the verdict reads), "
+                  "then the lift over the cases scored in both arms with its 95% interval (Student t over paired case differences; "
+                  f"none below {stats.MIN_CASES_FOR_INTERVAL} paired cases). Overall averages the dimensions both arms score "
+                  f"({' / '.join(sorted(overall_dims)) or 'none'}); Discoverability exists only with the skill and is shown on its own. "
+                  "Dimensions pass at ≥ 50%, are neutral at 40–50% and fail below 40%; a lift is a gain at ≥ +5 points and a loss at ≤ −10 "
+                  "only when its interval excludes 0."]
+    for a in agents:
+        lines += [f"- {line}" for line in _power_lines(a)]
     return lines
+
+
+def _counts(agent: AgentTier3) -> str:
+    """One set of counts: what ran, what was scored, and what the lift could pair."""
+    parts = []
+    for arm in agent.arms.values():
+        extra = [f"{n} {word}" for n, word in ((arm.errors, "errored"), (getattr(arm, "not_scored", 0), "not scored"), (arm.skipped, "skipped")) if n]
+        parts.append(f"{arm.arm}: {arm.passed} passed, {arm.failed} failed" + (", " + ", ".join(extra) if extra else ""))
+    overall = next((r for r in agent.lift if r.measure == "overall"), None)
+    if overall is not None:
+        parts.append(f"{overall.n} paired case(s), {overall.unpaired} unpaired")
+    return "; ".join(parts) or "—"
+
+
+def _power_lines(agent: AgentTier3) -> list[str]:
+    out = []
+    p = agent.power
+    if p is not None:
+        attempts = f"{p.attempts} attempt{'s' if p.attempts != 1 else ''}"
+        if p.detectable is None:
+            now = f"too few cases for an interval (n={p.n} paired; an interval needs {stats.MIN_CASES_FOR_INTERVAL}), so no lift can be called"
+        else:
+            spread = f"spread {p.spread * 100:.0f} points" if p.spread is not None else "no spread"
+            now = f"the smallest lift this run could call at n={p.n} paired cases and {spread} is {p.detectable * 100:.0f} points (80% power)"
+        need = (f"a {p.target * 100:.0f}-point lift needs ≈ {p.cases_for_target} cases × {attempts} at this spread"
+                if p.cases_for_target is not None else f"a {p.target * 100:.0f}-point lift needs a spread estimate: run ≥ "
+                f"{stats.MIN_CASES_FOR_INTERVAL} cases")
+        out.append(f"Power ({_label(agent)}): {now}; {need}.")
+    floor = agent.noise_floor
+    if floor is not None:
+        value = "not scored" if floor.delta is None else f"{_points(floor.delta)} points ({_interval(floor)})"
+        real = next((r for r in agent.lift if r.measure == "overall"), None)
+        beside = f"; the real overall lift: {_points(real.delta)} points" if real is not None and real.delta is not None else ""
+        out.append(f"A/A noise floor ({_label(agent)}): the without_skill arm run twice differs by {value}{beside}. "
+                   "A lift inside this noise says nothing about the skill.")
+    return out
 
 
 def _rate(agent: AgentTier3, arm: str) -> float | None:
@@ -153,8 +212,8 @@ def terminal_lines(key: str, t3: Tier3Report) -> list[str]:
     out = []
     for a in t3.agents:
         overall = next((r for r in a.lift if r.measure == "overall"), None)
-        w = a.arms.get("with_skill")
-        lift = lift_cell(overall, w.measures.get("overall") if w else None, None) if overall else "no baseline"
+        w, wo = a.arms.get("with_skill"), a.arms.get("without_skill")
+        lift = lift_cell(overall, w.measures.get("overall") if w else None, wo.measures.get("overall") if wo else None) if overall else "no baseline"
         out.append(f"tier3 {key} · {a.agent}: overall {lift}; verdict {a.verdict or 'NOT SCORED'}"
                    + (f"; {_pass_cells(w)}" if w else "") + (f" [{HARNESS_CHECK}]" if t3.scripted else ""))
     if not t3.blocking and any(arm.failed for a in t3.agents for arm in a.arms.values()):

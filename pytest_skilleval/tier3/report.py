@@ -4,8 +4,14 @@ Which trials count for what:
 
 - **Dimension means, scores, Lift**: the first execution of every scheduled attempt (reruns happen
   only after a failure, so counting them would bias the means). Per case, the mean over its
-  attempts; per arm, the mean over cases. Lift = with − without over the cases scored in both
-  arms, with the paired bootstrap 95 % CI of :func:`stats.lift`.
+  attempts; per arm, the mean over cases — the same numbers feed the card's cells and the verdict.
+  A dimension's lift = with − without over the cases scored in both arms, with the t interval of
+  :func:`stats.lift` (none below three paired cases). **Overall lift** = the mean of the
+  per-dimension lifts over the dimensions *both* arms score, so Discoverability (with_skill only)
+  is reported on its own and never biases it; an arm's "overall" is over those same dimensions.
+- **Power**: from the overall lift's n and spread (:func:`stats.power`).
+- **A/A noise floor** (``--skilleval-aa``): the overall lift of a second without_skill arm over the
+  first, computed exactly like the real lift.
 - **pass@k / pass^k** (``--skilleval-attempts n``): the unbiased estimators over those same first
   executions, for k = 1 and k = n.
 - **pass@(R+1)** (``--reruns R``): every execution of a scheduled attempt, in order; it passes if
@@ -14,7 +20,9 @@ Which trials count for what:
 
 Verdict (the anchor's rule): per agent, the worst band of its with-skill dimension means; Tier 3
 passes if any agent passes. A scripted run gets a verdict too, but it is a harness check and is
-never publication evidence. Trials that errored make the evidence INCOMPLETE.
+never publication evidence. Trials that errored make the evidence INCOMPLETE; a Tier 3 where no
+trial ran is NOT RUN and has no verdict. Publication needs what :meth:`Tier3Report.publication_gaps`
+checks: a real model, a sandbox, all five dimensions scored, and every case × arm × attempt run.
 """
 
 from __future__ import annotations
@@ -30,6 +38,10 @@ from pytest_skilleval.tier3.grading.model import DIMENSIONS
 from pytest_skilleval.tier3.record import TrialRecord
 
 MEASURES = ("overall", *DIMENSIONS)
+REAL_ARMS = ("with_skill", "without_skill")
+AA_ARM = "without_skill_aa"  # --skilleval-aa: the without_skill arm run a second time
+ARM_ORDER = (*REAL_ARMS, AA_ARM)
+NOT_RUN = "NOT RUN"
 
 
 class PassK(BaseModel):
@@ -78,13 +90,27 @@ class ArmStats(BaseModel):
 
 class LiftRow(BaseModel):
     measure: str
-    with_skill: float | None
+    with_skill: float | None  # mean over the paired cases (the interval's cases)
     without_skill: float | None
     delta: float | None
-    ci_low: float | None
+    ci_low: float | None  # None: too few paired cases for an interval
     ci_high: float | None
+    n: int  # paired cases
+    band: str | None  # PASS (a gain) / FAIL (a loss) only when the interval excludes 0; None without an interval
+    unpaired: int = 0  # cases scored in one arm only
+    spread: float | None = None  # sd of the paired differences
+    dimensions: list[str] = Field(default_factory=list)  # overall / A/A: the dimensions averaged
+
+
+class PowerRow(BaseModel):
+    """What this run could detect (stats.power): at its paired cases and spread, and for a 10-point lift."""
+
     n: int
-    band: str | None
+    spread: float | None
+    detectable: float | None  # smallest lift whose interval excludes 0 at 80 % power; None: too few cases
+    cases_for_target: int | None  # paired cases a `target` lift needs at this spread and these attempts
+    attempts: int
+    target: float = stats.TARGET_LIFT
 
 
 class AttemptRow(BaseModel):
@@ -109,6 +135,9 @@ class AgentTier3(BaseModel):
     lift: list[LiftRow]
     verdict: str | None  # PASS | NEUTRAL | FAIL over the with-skill dimensions; None: nothing scored
     attempts: list[AttemptRow]
+    overall_dimensions: list[str] = Field(default_factory=list)  # what "overall" averages (scored in both arms)
+    power: PowerRow | None = None
+    noise_floor: LiftRow | None = None  # --skilleval-aa: second baseline − first baseline
 
 
 class Tier3Report(BaseModel):
@@ -132,7 +161,41 @@ class Tier3Report(BaseModel):
     @property
     def publication_evidence(self) -> bool:
         """Real models, confined, complete and passing: only then may a card recommend publication."""
-        return not self.scripted and self.isolated and self.errors == 0 and self.verdict == "PASS"
+        return not self.publication_gaps()
+
+    def publication_gaps(self) -> list[str]:
+        """What this Tier 3 lacks to back a publication recommendation (the card lists it); empty: nothing."""
+        gaps = []
+        if self.trials == 0:
+            return ["Tier 3 trials (none ran)"]
+        if self.scripted:
+            gaps.append("a real model (this run was scripted: a harness check)")
+        if not self.isolated:
+            gaps.append("a sandbox (trials ran unsandboxed)")
+        for a in self.agents:
+            with_skill = a.arms.get("with_skill")
+            missing = [d.capitalize() for d in DIMENSIONS if with_skill is None or with_skill.measures.get(d) is None]
+            if missing:
+                gaps.append(f"all five dimensions scored ({a.agent}: {', '.join(missing)} not scored)")
+            if "without_skill" not in a.arms:
+                gaps.append(f"the without_skill baseline ({a.agent}: not run, so no lift)")
+        scheduled, counted = self.scheduled_trials()
+        if counted < scheduled:
+            gaps.append(f"every case × arm × attempt run and scored ({counted} of {scheduled}: "
+                        f"{self.skipped} skipped, {self.errors} errored, {self.not_scored_trials()} not scored)")
+        if self.verdict != "PASS":
+            gaps.append(f"a PASS verdict (this run: {self.verdict or 'none'})")
+        return gaps
+
+    def scheduled_trials(self) -> tuple[int, int]:
+        """(scheduled case × agent × arm × attempt slots, slots whose first execution was scored)."""
+        slots = {(a.agent, r.case, r.arm, r.attempt) for a in self.agents for r in a.attempts if r.arm in REAL_ARMS}
+        counted = {(a.agent, r.case, r.arm, r.attempt) for a in self.agents for r in a.attempts
+                   if r.arm in REAL_ARMS and r.execution == 1 and r.status in ("PASSED", "FAILED")}
+        return len(slots), len(counted)
+
+    def not_scored_trials(self) -> int:
+        return sum(1 for a in self.agents for r in a.attempts if r.status == "NOT_SCORED")
 
     @property
     def fails_run(self) -> bool:
@@ -140,10 +203,10 @@ class Tier3Report(BaseModel):
         return self.blocking and self.verdict == "FAIL"
 
     def status(self) -> str:
-        """The Tier Status word: INCOMPLETE (trials errored), SKIPPED (none ran), else the verdict —
-        ``FAIL`` only when blocking; an advisory fail reads ``FAIL (advisory)``."""
+        """The Tier Status word: NOT RUN (no trial ran: no verdict), INCOMPLETE (trials errored), else
+        the verdict — ``FAIL`` only when blocking; an advisory fail reads ``FAIL (advisory)``."""
         if self.trials == 0:
-            return "SKIPPED"
+            return NOT_RUN
         if self.errors:
             return "INCOMPLETE"
         word = self.verdict or "NOT SCORED"
@@ -159,7 +222,7 @@ def build(records: Iterable[TrialRecord], *, blocking: bool, reruns: int) -> Tie
     for r in records:
         by_agent[r.agent].append(r)
     agents = [_agent(name, rows, reruns) for name, rows in by_agent.items()]
-    verdicts = {a.verdict for a in agents}
+    verdicts = {a.verdict for a in agents} if ran else set()  # a Tier 3 where nothing ran has no verdict
     verdict = "PASS" if "PASS" in verdicts else "NEUTRAL" if "NEUTRAL" in verdicts else "FAIL" if "FAIL" in verdicts else None
     cases = {r.case_id: r.label for r in records}
     labels: dict[str, int] = defaultdict(int)
@@ -175,17 +238,33 @@ def build(records: Iterable[TrialRecord], *, blocking: bool, reruns: int) -> Tie
 
 
 def _agent(name: str, rows: list[TrialRecord], reruns: int) -> AgentTier3:
-    arms = {arm: _arm(arm, [r for r in rows if r.arm == arm], reruns) for arm in ("with_skill", "without_skill")
-            if any(r.arm == arm for r in rows)}
-    lift = [_lift(measure, rows) for measure in MEASURES] if len(arms) == 2 else []
+    by_arm = {arm: [r for r in rows if r.arm == arm] for arm in ARM_ORDER if any(r.arm == arm for r in rows)}
+    comparable = list(DIMENSIONS)
+    if all(arm in by_arm for arm in REAL_ARMS):  # "overall" is over the dimensions both arms score
+        comparable = [d for d in DIMENSIONS if all(stats.mean_scored(per_case(by_arm[arm], d).values()) is not None for arm in REAL_ARMS)]
+    arms = {arm: _arm(arm, arm_rows, reruns, comparable) for arm, arm_rows in by_arm.items()}
+    lift: list[LiftRow] = []
+    power = noise = None
+    if all(arm in by_arm for arm in REAL_ARMS):
+        per_dimension = [_lift(d, by_arm["with_skill"], by_arm["without_skill"]) for d in DIMENSIONS]
+        overall = overall_lift("overall", by_arm["with_skill"], by_arm["without_skill"], comparable)
+        lift = [overall, *per_dimension]
+        attempts = max((r.attempt for r in rows), default=1)
+        p = stats.power(overall.n, overall.spread)
+        power = PowerRow(n=p.n, spread=p.spread, detectable=p.detectable, cases_for_target=p.cases_for_target, attempts=attempts)
+    if AA_ARM in by_arm and "without_skill" in by_arm:
+        baseline_dims = [d for d in DIMENSIONS
+                         if all(stats.mean_scored(per_case(by_arm[arm], d).values()) is not None for arm in ("without_skill", AA_ARM))]
+        noise = overall_lift("A/A", by_arm[AA_ARM], by_arm["without_skill"], baseline_dims)
     with_skill = arms.get("with_skill")
     band = stats.verdict({d: with_skill.measures.get(d) for d in DIMENSIONS}) if with_skill else None
-    attempts = [AttemptRow(case=r.case_id, arm=r.arm, attempt=r.attempt, execution=r.execution, status=r.status, score=r.score,
-                           tokens=r.tokens_in + r.tokens_out, cli_seconds=r.cli_seconds, skill_listed=r.skill_listed,
-                           invoked=r.invoked_skills, reason=r.reason) for r in rows]
+    attempts_rows = [AttemptRow(case=r.case_id, arm=r.arm, attempt=r.attempt, execution=r.execution, status=r.status, score=r.score,
+                                tokens=r.tokens_in + r.tokens_out, cli_seconds=r.cli_seconds, skill_listed=r.skill_listed,
+                                invoked=r.invoked_skills, reason=r.reason) for r in rows]
     return AgentTier3(agent=name, versions=sorted({r.agent_version for r in rows if r.agent_version}),
                       models=sorted({r.model for r in rows if r.model and r.status != "SKIPPED"}), arms=arms, lift=lift,
-                      verdict=band.value if band else None, attempts=attempts)
+                      verdict=band.value if band else None, attempts=attempts_rows, overall_dimensions=comparable, power=power,
+                      noise_floor=noise)
 
 
 def _first(rows: Sequence[TrialRecord]) -> list[TrialRecord]:
@@ -198,15 +277,19 @@ def _measure(record: TrialRecord, measure: str) -> float | None:
     return record.grade.score if measure == "overall" else record.grade.dimensions.get(measure)
 
 
-def per_case(rows: Sequence[TrialRecord], measure: str) -> dict[str, float | None]:
-    """Each case's mean over its scored first executions (None when none is scored)."""
+def per_case(rows: Sequence[TrialRecord], measure: str, dimensions: Sequence[str] | None = None) -> dict[str, float | None]:
+    """Each case's mean over its scored first executions (None when none is scored). With
+    ``dimensions``, ``overall`` is each trial's mean over those dimensions only."""
     grouped: dict[str, list[float | None]] = defaultdict(list)
     for r in _first(rows):
-        grouped[r.case_id].append(_measure(r, measure))
+        if measure == "overall" and dimensions is not None:
+            grouped[r.case_id].append(stats.mean_scored(_measure(r, d) for d in dimensions) if dimensions else None)
+        else:
+            grouped[r.case_id].append(_measure(r, measure))
     return {case: stats.mean_scored(values) for case, values in grouped.items()}
 
 
-def _arm(arm: str, rows: list[TrialRecord], reruns: int) -> ArmStats:
+def _arm(arm: str, rows: list[TrialRecord], reruns: int, comparable: Sequence[str] | None = None) -> ArmStats:
     ran = [r for r in rows if r.status != "SKIPPED"]
     first = _first(rows)
     out = ArmStats(arm=arm, trials=len(ran), passed=sum(r.status == "PASSED" for r in ran), failed=sum(r.status == "FAILED" for r in ran),
@@ -215,7 +298,7 @@ def _arm(arm: str, rows: list[TrialRecord], reruns: int) -> ArmStats:
                    tokens_in=sum(r.tokens_in for r in ran), tokens_out=sum(r.tokens_out for r in ran),
                    cost_usd=_spent(ran),
                    cli_seconds=stats.mean_scored([r.cli_seconds for r in ran]), plugin_seconds=stats.mean_scored([r.plugin_seconds for r in ran]))
-    out.measures = {m: stats.mean_scored(per_case(rows, m).values()) for m in MEASURES}
+    out.measures = {m: stats.mean_scored(per_case(rows, m, comparable).values()) for m in MEASURES}
     decided = [r.passed for r in first if r.passed is not None]
     out.pass_rate = sum(decided) / len(decided) if decided else None
     by_case: dict[str, list[bool | None]] = defaultdict(list)
@@ -247,12 +330,32 @@ def _reruns(ran: list[TrialRecord], reruns: int) -> RerunStats:
                              for c in summary.cases])
 
 
-def _lift(measure: str, rows: list[TrialRecord]) -> LiftRow:
-    result = stats.lift(per_case([r for r in rows if r.arm == "with_skill"], measure),
-                        per_case([r for r in rows if r.arm == "without_skill"], measure))
+def _lift(measure: str, with_rows: list[TrialRecord], without_rows: list[TrialRecord]) -> LiftRow:
+    return _row(measure, stats.lift(per_case(with_rows, measure), per_case(without_rows, measure)))
+
+
+def _row(measure: str, result: stats.Lift, dimensions: Sequence[str] = ()) -> LiftRow:
     band = result.band
     return LiftRow(measure=measure, with_skill=result.with_skill, without_skill=result.without_skill, delta=result.delta,
-                   ci_low=result.ci_low, ci_high=result.ci_high, n=result.n, band=band.value if band else None)
+                   ci_low=result.ci_low, ci_high=result.ci_high, n=result.n, band=band.value if band else None,
+                   unpaired=result.unpaired, spread=result.spread, dimensions=list(dimensions))
+
+
+def overall_lift(measure: str, a_rows: list[TrialRecord], b_rows: list[TrialRecord], dimensions: Sequence[str]) -> LiftRow:
+    """Overall lift of arm a over arm b: the mean of the per-dimension lifts over ``dimensions`` (those
+    both arms score). The interval is over each paired case's mean difference across those dimensions,
+    which centres on the same value whenever every case scores the same dimensions."""
+    if not dimensions:
+        return _row(measure, stats.lift({}, {}))
+    per_dimension = [stats.lift(per_case(a_rows, d), per_case(b_rows, d)) for d in dimensions]
+    combined = stats.lift(per_case(a_rows, "overall", dimensions), per_case(b_rows, "overall", dimensions))
+    deltas = [r for r in per_dimension if r.delta is not None]
+    if not deltas:
+        return _row(measure, combined, dimensions)
+    mean = stats.mean_scored
+    result = stats.Lift(mean(r.with_skill for r in deltas), mean(r.without_skill for r in deltas), mean(r.delta for r in deltas),
+                        combined.ci_low, combined.ci_high, combined.n, combined.unpaired, combined.confidence, combined.spread)
+    return _row(measure, result, [d for d, r in zip(dimensions, per_dimension, strict=True) if r.delta is not None])
 
 
 def exit_status(current: int, failures: Iterable[bool], reports: Iterable[Tier3Report], *, block: bool) -> int:

@@ -45,14 +45,15 @@ def test_means_are_per_case_then_per_arm_and_reruns_do_not_count() -> None:
         "a#a1": ([True], True), "a#a2": ([False, True], True), "b#a1": ([True], True)}
 
 
-def test_lift_is_the_paired_bootstrap_of_per_case_means() -> None:
+def test_lift_is_over_the_paired_per_case_means() -> None:
     rows = [rec(c, "with_skill", w) for c, w in (("a", 1.0), ("b", 0.8), ("c", 0.6))]
     rows += [rec(c, "without_skill", w, "FAILED") for c, w in (("a", 0.2), ("b", 0.8), ("c", 0.1))]
     rows.append(rec("d", "with_skill", 1.0))  # unpaired: left out of the lift
     overall = next(r for r in build(rows, blocking=False, reruns=0).agents[0].lift if r.measure == "overall")
     expected = stats.lift({"a": 1.0, "b": 0.8, "c": 0.6, "d": 1.0}, {"a": 0.2, "b": 0.8, "c": 0.1})
-    assert (overall.delta, overall.ci_low, overall.ci_high, overall.n) == (expected.delta, expected.ci_low, expected.ci_high, 3)
-    assert overall.band == "PASS" and overall.without_skill == pytest.approx(1.1 / 3)
+    assert overall.delta == pytest.approx(expected.delta) and (overall.ci_low, overall.ci_high) == pytest.approx((expected.ci_low, expected.ci_high))
+    assert overall.n == 3 and overall.unpaired == 1
+    assert overall.band == "NEUTRAL" and overall.without_skill == pytest.approx(1.1 / 3)  # +43 points, but the interval spans 0
 
 
 def test_pass_at_k_uses_first_executions_of_every_attempt() -> None:
@@ -113,14 +114,14 @@ def test_card_sections_and_publication() -> None:
     rows = [rec("a", "with_skill", 1.0), rec("a", "without_skill", 0.0, "FAILED"), rec("a", "without_skill", 0.0, "FAILED", execution=2),
             rec("a", "without_skill", 0.0, "FAILED", execution=3)]
     real = build_skill("s", "s", "/s", _checks(), build(rows, blocking=False, reruns=2))
-    assert real.recommended_for_publication and real.tiers["3"].status == "PASS"
+    assert real.recommended_for_publication and real.tiers["3"].status == "PASS", real.tier3.publication_gaps()  # type: ignore[union-attr]
     scripted = build_skill("s", "s", "/s", _checks(), build([r.model_copy(update={"mode": "scripted"}) for r in rows], blocking=False, reruns=2))
     assert not scripted.recommended_for_publication and scripted.verdict == "PASS"
     run = build_run([scripted], tool={"name": "pytest-skilleval", "version": "0"}, generated_at="2026-01-01T00:00:00", complete=True,
                     exit_status=0, settings={})
     card = benchmark_md.render(scripted, run)
     assert "harness check — not a model measurement" in card and "Recommended for publication" not in card
-    assert "| Overall | 0% → 100% (+100 points; n=1) |" in card  # baseline → skill (lift)
+    assert "| Overall | 0% → 100% (+100 points, too few cases for an interval, n=1) |" in card  # baseline → skill (lift)
     assert "pass@3 (reruns) 0% (0/1 cases)" in card and "pass@1 100%" in card  # pass@(R+1) and pass@k per arm
     assert card.count("| a | without_skill | a1 |") == 3  # every attempt, reruns included
     assert "Dataset digest: `sha256:abc`" in card and "Sandbox: local: test" in card
@@ -168,3 +169,83 @@ def test_controller_aggregates_across_workers_and_settles_the_exit_status(pytest
     assert arms["with_skill"]["trials"] == 2 and arms["without_skill"]["failed"] == 2
     assert tier3["verdict"] == ("PASS" if score > 0.5 else "FAIL") and data["exit_status"] == code
     assert "tier3 demo · claude-code: overall" in result.stdout.str()
+
+
+def _grade_rec(case: str, arm: str, dims: dict[str, float | None], status: str = "PASSED", **kw: object) -> TrialRecord:
+    scored = [v for v in dims.values() if v is not None]
+    return rec(case, arm, sum(scored) / len(scored) if scored else None, status, dims={d: dims.get(d) for d in DIMENSIONS}, **kw)  # type: ignore[arg-type]
+
+
+def test_identical_behaviour_in_both_arms_is_zero_overall_lift() -> None:
+    # Regression (issue 10, item 3): a99a1ca subtracted a 4-dimension baseline mean from a 5-dimension
+    # with-skill mean, so identical behaviour read −12 points; Discoverability is now apart.
+    same = {"security": 1.0, "correctness": 0.8, "effectiveness": 0.8, "efficiency": 0.8}
+    rows = [_grade_rec(c, "with_skill", {**same, "discoverability": 0.2}) for c in "abc"]
+    rows += [_grade_rec(c, "without_skill", same) for c in "abc"]
+    agent = build(rows, blocking=False, reruns=0).agents[0]
+    overall = next(r for r in agent.lift if r.measure == "overall")
+    assert overall.delta == pytest.approx(0.0) and overall.dimensions == ["security", "correctness", "effectiveness", "efficiency"]
+    assert agent.arms["with_skill"].measures["overall"] == pytest.approx(agent.arms["without_skill"].measures["overall"])
+    discoverability = next(r for r in agent.lift if r.measure == "discoverability")
+    assert discoverability.delta is None and agent.arms["with_skill"].measures["discoverability"] == pytest.approx(0.2)
+
+
+def _card(tier3_rows: list[TrialRecord], **build_kw: object) -> tuple[object, str]:
+    skill = build_skill("s", "s", "/s", _checks(), build(tier3_rows, blocking=False, reruns=0, **build_kw))  # type: ignore[arg-type]
+    run = build_run([skill], tool={"name": "pytest-skilleval", "version": "0"}, generated_at="2026-01-01T00:00:00", complete=True,
+                    exit_status=0, settings={})
+    return skill, benchmark_md.render(skill, run)
+
+
+def test_cells_show_the_numbers_the_verdict_reads_and_the_unpaired_count() -> None:
+    # Regression (issue 10, item 5): the with-skill Security over all four cases is 25 % (a FAIL verdict),
+    # but a99a1ca's cell showed the one paired case: "100% → 100%". Unpaired cases were counted nowhere.
+    good = dict.fromkeys(DIMENSIONS, 1.0)
+    rows = [_grade_rec("a", "with_skill", good), _grade_rec("a", "without_skill", {**good, "discoverability": None}, "FAILED")]
+    rows += [_grade_rec(c, "with_skill", {**good, "security": 0.0}) for c in "bcd"]
+    skill, card = _card(rows)
+    assert skill.tier3.agents[0].verdict == "FAIL"  # type: ignore[attr-defined]
+    line = next(ln for ln in card.splitlines() if ln.startswith("| Security |"))
+    assert "100% → 25%" in line and "3 unpaired" in line, line
+    trials = next(ln for ln in card.splitlines() if ln.startswith("| Trials |"))
+    assert "with_skill: 4 passed, 0 failed" in trials and "1 paired case(s), 3 unpaired" in trials, trials
+
+
+def test_a_tier3_where_nothing_ran_is_not_run_and_has_no_verdict() -> None:
+    # Regression (issue 10, item 5): every trial skipped read "PASS (Tier 1, Tier 2, Tier 3)", "not run: none".
+    rows = [rec(c, arm, None, "SKIPPED") for c in "ab" for arm in ("with_skill", "without_skill")]
+    skill, card = _card(rows)
+    assert skill.tier3.status() == "NOT RUN" and skill.tier3.verdict is None  # type: ignore[attr-defined]
+    assert skill.tiers_not_run == [3] and not skill.recommended_for_publication  # type: ignore[attr-defined]
+    assert "PASS (Tier 1, Tier 2, Tier 3)" not in card and "not run: none" not in card
+    assert "PASS (Tier 1, Tier 2)" in card and "No trial ran (4 skipped)" in card
+
+
+def test_publication_needs_five_dimensions_a_real_model_a_sandbox_and_every_trial() -> None:
+    # Regression (issue 10, item 6): a99a1ca recommended publication with two dimensions never scored (no
+    # judge) and with most trials skipped by the budget.
+    no_judge = {"security": 1.0, "discoverability": 1.0, "efficiency": 1.0}
+    rows = [_grade_rec("a", "with_skill", no_judge), _grade_rec("a", "without_skill", {"security": 1.0, "efficiency": 0.5}, "FAILED")]
+    skill, card = _card(rows)
+    assert not skill.recommended_for_publication  # type: ignore[attr-defined]
+    assert "all five dimensions scored (claude-code: Correctness, Effectiveness not scored)" in card
+    good = dict.fromkeys(DIMENSIONS, 1.0)
+    rows = [_grade_rec("a", "with_skill", good), _grade_rec("a", "without_skill", {**good, "discoverability": None}, "FAILED")]
+    rows += [rec(c, arm, None, "SKIPPED") for c in "bcde" for arm in ("with_skill", "without_skill")]
+    skill, card = _card(rows)
+    assert not skill.recommended_for_publication  # type: ignore[attr-defined]
+    assert "every case × arm × attempt run and scored (2 of 10: 8 skipped" in card
+    skill, card = _card([r.model_copy(update={"isolated": False, "mode": "scripted"}) for r in rows[:2]])
+    assert "a real model (this run was scripted" in card and "a sandbox (trials ran unsandboxed)" in card
+
+
+def test_the_card_states_the_power_of_the_run() -> None:
+    rows = [_grade_rec(c, "with_skill", dict.fromkeys(DIMENSIONS, w)) for c, w in zip("abcde", (0.9, 0.8, 1.0, 0.7, 0.9), strict=True)]
+    rows += [_grade_rec(c, "without_skill", {**dict.fromkeys(DIMENSIONS, w), "discoverability": None}, "FAILED")
+             for c, w in zip("abcde", (0.5, 0.6, 0.4, 0.8, 0.3), strict=True)]
+    skill, card = _card(rows)
+    power = skill.tier3.agents[0].power  # type: ignore[attr-defined]
+    assert power is not None and power.n == 5 and power.detectable is not None and power.cases_for_target is not None
+    assert f"is {power.detectable * 100:.0f} points (80% power); a 10-point lift needs ≈ {power.cases_for_target} cases × 1 attempt" in card
+    _, small = _card(rows[:1] + rows[5:6])
+    assert "Power (Claude Code): too few cases for an interval (n=1 paired" in small
