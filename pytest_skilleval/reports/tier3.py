@@ -119,7 +119,7 @@ def _counts(agent: AgentTier3) -> str:
     """One set of counts: what ran, what was scored, and what the lift could pair."""
     parts = []
     for arm in agent.arms.values():
-        extra = [f"{n} {word}" for n, word in ((arm.errors, "errored"), (getattr(arm, "not_scored", 0), "not scored"), (arm.skipped, "skipped")) if n]
+        extra = [f"{n} {word}" for n, word in ((arm.errors, "errored"), (arm.not_scored, "not scored"), (arm.skipped, "skipped")) if n]
         parts.append(f"{arm.arm}: {arm.passed} passed, {arm.failed} failed" + (", " + ", ".join(extra) if extra else ""))
     overall = next((r for r in agent.lift if r.measure == "overall"), None)
     if overall is not None:
