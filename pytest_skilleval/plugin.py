@@ -34,6 +34,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     importlib.import_module("pytest_skilleval.gateway.options").add_options(parser)
     importlib.import_module("pytest_skilleval.selection.plugin").add_options(parser)
     importlib.import_module("pytest_skilleval.tier3.options").add_options(parser)
+    importlib.import_module("pytest_skilleval.triggers.options").add_options(parser)
 
 
 def _builtin_check_modules() -> list[str]:
@@ -69,6 +70,9 @@ def pytest_configure(config: pytest.Config) -> None:
     for module, name in (("agents", "skilleval-agents"), ("sandboxes", "skilleval-sandboxes"), ("plugin", "skilleval-tier3"),
                          ("fixtures", "skilleval-tier3-fixtures"), ("items", "skilleval-tier3-items")):
         config.pluginmanager.register(importlib.import_module(f"pytest_skilleval.tier3.{module}"), name)
+    # Trigger mode (triggers/): settings first, then its collector hook.
+    config.pluginmanager.register(importlib.import_module("pytest_skilleval.triggers.plugin"), "skilleval-triggers")
+    config.pluginmanager.register(importlib.import_module("pytest_skilleval.triggers.items"), "skilleval-triggers-items")
     if not hasattr(config, "workerinput"):  # only the controller (or a plain run) writes reports
         config.pluginmanager.register(ReportSession(config, settings), "skilleval-reports")
 

@@ -13,7 +13,7 @@ import hashlib
 import json
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -121,15 +121,18 @@ class Gateway:
         raise ValueError(f"unknown gateway mode {mode!r}")
 
     def open_trial(self, name: str, *, script: Script | None = None, cassette: Path | None = None, mode: str | None = None,
-                   placeholders: Mapping[str, str] | None = None) -> Trial:
+                   placeholders: Mapping[str, str] | None = None, wrap: Callable[[Mode], Mode] | None = None) -> Trial:
         """Issue a token for a new trial. Raises BudgetExceeded when the run's budget is spent.
 
         ``placeholders`` (e.g. ``{"<WORKSPACE>": str(ws)}``) make recorded tool results comparable
-        across runs whose temp paths differ.
+        across runs whose temp paths differ. ``wrap`` decorates the trial's mode (the trigger mode's
+        decision cut-off ends a conversation early whatever answers it).
         """
         self.budget.check(name)
         placeholders = dict(placeholders or {})
         chosen = self._mode(mode or self.config.mode, name, script, cassette, placeholders)
+        if wrap is not None:
+            chosen = wrap(chosen)
         log = RequestLog(self.config.log_dir / f"{slug(name)}.jsonl" if self.config.log_dir else None)
         trial = Trial(self, name, chosen, log, placeholders)
         trial.token = self.tokens.issue(trial)

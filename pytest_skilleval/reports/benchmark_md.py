@@ -10,6 +10,7 @@ from __future__ import annotations
 from pytest_skilleval.reports import tier3 as tier3_md
 from pytest_skilleval.reports.model import NOT_RUN, TIER_PURPOSE, RunReport, SkillReport
 from pytest_skilleval.results import Finding
+from pytest_skilleval.triggers import report as triggers_md
 
 TOP_N = 5
 ANSWERS = (
@@ -158,6 +159,7 @@ def render(sk: SkillReport, run: RunReport) -> str:
         ["## What This Report Answers", "", *[f"- {a}" for a in ANSWERS]],
         _glance(sk) + (tier3_md.glance(sk.tier3) if sk.tier3 else []),
         tier3_md.attempt_sections(sk.tier3) if sk.tier3 else [],
+        triggers_md.markdown(sk.triggers) if sk.triggers else [],
         _tier_status(sk),
         _blocking(sk),
         _observations(sk),

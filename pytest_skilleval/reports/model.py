@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from pytest_skilleval.results import CheckResult, Finding, Severity, Status
 from pytest_skilleval.selection.report import SelectionSummary
 from pytest_skilleval.tier3.report import Tier3Report
+from pytest_skilleval.triggers.metrics import SkillTriggers
 
 SCHEMA_VERSION = "1.0"
 TIER_PURPOSE = {
@@ -53,6 +54,8 @@ class SkillReport(BaseModel):
     digest: str | None = None
     checks: list[CheckRecord]
     tier3: Tier3Report | None = Field(default=None, description="agent trials: per agent and arm, lift, pass@k (tier3/report.py)")
+    triggers: SkillTriggers | None = Field(default=None, description="trigger trials: recall, precision, confusion matrix per agent "
+                                                                     "(triggers/metrics.py)")
 
     def blocking_findings(self) -> list[tuple[str, Finding]]:
         out = []

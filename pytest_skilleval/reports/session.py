@@ -24,6 +24,9 @@ from pytest_skilleval.selection.report import summarize as summarize_selection
 from pytest_skilleval.tier3 import report as tier3_report
 from pytest_skilleval.tier3.plugin import TIER3
 from pytest_skilleval.tier3.record import TRIAL_PROPERTY, TrialRecord
+from pytest_skilleval.triggers import metrics as trigger_metrics
+from pytest_skilleval.triggers.plugin import TRIGGERS
+from pytest_skilleval.triggers.record import TRIGGER_PROPERTY, TriggerRecord
 
 TOOL = {"name": "pytest-skilleval", "version": __version__}
 
@@ -46,6 +49,7 @@ class ReportSession:
         self.selection: dict[str, str] = {}  # nodeid -> record; every phase's report repeats the properties
         self.trials: dict[str, TrialRecord] = {}  # run_id -> record: every execution, reruns included
         self.failures: dict[str, bool] = {}  # nodeid -> only a Tier 3 trial that FAILED its case (advisory)
+        self.triggers: dict[str, TriggerRecord] = {}  # run_id -> trigger trial record
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -58,6 +62,11 @@ class ReportSession:
                 record = TrialRecord.model_validate_json(value)
                 self.trials[record.run_id] = record
                 self.meta.setdefault(record.skill, (record.skill_name, record.skill_path))
+                continue
+            if name == TRIGGER_PROPERTY:
+                trigger = TriggerRecord.model_validate_json(value)
+                self.triggers[trigger.run_id] = trigger
+                self.meta.setdefault(trigger.skill, (trigger.skill_name, trigger.skill_path))
                 continue
             if name == SELECTION_PROPERTY:
                 self.selection[json.loads(value)["nodeid"]] = value
@@ -76,10 +85,18 @@ class ReportSession:
             by_skill.setdefault(record.skill, []).append(record)
         return {key: tier3_report.build(rows, blocking=settings.block, reruns=settings.reruns) for key, rows in by_skill.items()}
 
+    def trigger_reports(self) -> dict[str, trigger_metrics.SkillTriggers]:
+        s = self.config.stash[TRIGGERS].settings
+        thresholds = (s.block_recall, s.block_precision) if s.block_recall is not None and s.block_precision is not None else None
+        return trigger_metrics.summarize(self.triggers.values(), thresholds=thresholds)
+
     def build(self, exitstatus: int) -> RunReport:
         tier3 = self.tier3_reports()
-        keys = sorted(set(self.records) | set(tier3))
+        triggers = self.trigger_reports()
+        keys = sorted(set(self.records) | set(tier3) | set(triggers))
         skills = [build_skill(key, *self.meta[key], list(self.records.get(key, {}).values()), tier3.get(key)) for key in keys]
+        for sk in skills:
+            sk.triggers = triggers.get(sk.key)
         complete = exitstatus not in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
         s = self.settings
         settings = {"profile": s.profile, "fail_on": s.fail_on.value, "checks": s.checks or "default",
@@ -92,9 +109,13 @@ class ReportSession:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if not self.records and not self.selection and not self.trials:
+        if not self.records and not self.selection and not self.trials and not self.triggers:
             return
         self.run = self.build(exitstatus)
+        below = [f"{sk.key} [{agent}]" for sk in self.run.skills if sk.triggers for agent in sk.triggers.failing_agents]
+        if below and session.exitstatus == pytest.ExitCode.OK:  # --block-on-triggers: the thresholds decide
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            self.run.exit_status = int(session.exitstatus)
         if self.trials:  # Tier 3 is advisory unless --block-on-agent-eval: the controller settles the exit status
             reports = [sk.tier3 for sk in self.run.skills if sk.tier3 is not None]
             session.exitstatus = tier3_report.exit_status(int(session.exitstatus), self.failures.values(), reports,

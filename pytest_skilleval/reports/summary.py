@@ -5,6 +5,7 @@ from __future__ import annotations
 from pytest_skilleval.reports import tier3 as tier3_md
 from pytest_skilleval.reports.model import RunReport, SkillReport
 from pytest_skilleval.selection import report as selection_report
+from pytest_skilleval.triggers import report as triggers_md
 
 MAX_ROWS = 25
 
@@ -45,6 +46,8 @@ def terminal_lines(run: RunReport) -> list[str]:
     for sk in run.skills:
         if sk.tier3 is not None:
             lines += tier3_md.terminal_lines(sk.key, sk.tier3)
+        if sk.triggers is not None:
+            lines += triggers_md.terminal_lines(sk.triggers)
     return lines
 
 

@@ -21,6 +21,7 @@ from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier3.cases import load_cases
+from pytest_skilleval.triggers.sets import load_trigger_set
 
 
 class EvalsCheck(Check):
@@ -29,12 +30,16 @@ class EvalsCheck(Check):
 
     def run(self, skill: Skill, ctx: CheckContext) -> CheckResult:
         case_set = load_cases(skill)
-        findings = case_set.findings()
+        triggers = load_trigger_set(skill)  # evals/triggers.*: malformed queries fail here too, by file and line
+        findings = case_set.findings() + triggers.findings()
         if not case_set.files and not findings:
             findings.append(Finding(rule="evals.none", severity=Severity.INFO, file="evals/evals.json",
                                     message="no eval cases: Tier 3 cannot evaluate this skill",
                                     suggestion="add evals/evals.json with a few positive cases and one negative control"))
-        return self.result(findings, metrics=case_set.metrics())
+        metrics = case_set.metrics()
+        if triggers.files:
+            metrics["triggers"] = {**triggers.counts(), "files": list(triggers.files), "digest": triggers.digest()}
+        return self.result(findings, metrics=metrics)
 
 
 @pytest.hookimpl

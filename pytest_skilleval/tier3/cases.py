@@ -49,8 +49,8 @@ __all__ = ["Assertion", "CaseSet", "EvalCase", "EvalFile", "Label", "Problem", "
 EVAL_DIRS = ("evals", "eval")
 PRIMARY_STEMS = {"evals": ("evals",), "eval": ("evals", "dataset")}
 SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
-#: Files at the top of an eval folder that are evaluator settings, not cases.
-NOT_CASE_FILES = frozenset({"config.yml", "config.yaml"})
+#: Files at the top of an eval folder that are evaluator settings or trigger sets (triggers/sets.py), not cases.
+NOT_CASE_FILES = frozenset({"config.yml", "config.yaml", "triggers.json", "triggers.jsonl", "triggers.yaml", "triggers.yml"})
 DIGEST_ALGORITHM = "pytest-skilleval-cases/1"
 
 

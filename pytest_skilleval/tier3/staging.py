@@ -77,14 +77,27 @@ def stage_trial(root: Path, skill: Skill, case: EvalCase, agent: Agent, arm: str
     skill_dir = workspace / agent.skill_root / skill.name
     skipped: list[str] = []
     if arm == WITH_SKILL:
-        for rel, data in _readable(skill, (e.rel for e in skill.files(include_eval_dirs=False)), skipped):
-            _write(skill_dir, rel, data)
-    staged = []
-    for rel, data in _readable(skill, case_inputs(skill, case), skipped):
-        _write(workspace, rel, data)
-        staged.append(rel)
+        install_skill(workspace, agent, skill, skipped)
+    staged = stage_inputs(workspace, skill, case_inputs(skill, case), skipped)
     return Stage(root=root, workspace=workspace, home=folders["home"], tmp=folders["tmp"], out=folders["out"], skill_dir=skill_dir,
                  installed=arm == WITH_SKILL, files=tuple(staged), skipped=tuple(skipped))
+
+
+def install_skill(workspace: Path, agent: Agent, skill: Skill, skipped: list[str]) -> Path:
+    """Copy ``skill`` (without its eval folders) to where ``agent`` discovers project skills; its folder."""
+    skill_dir = workspace / agent.skill_root / skill.name
+    for rel, data in _readable(skill, (e.rel for e in skill.files(include_eval_dirs=False)), skipped):
+        _write(skill_dir, rel, data)
+    return skill_dir
+
+
+def stage_inputs(workspace: Path, skill: Skill, rels: Iterable[str], skipped: list[str]) -> list[str]:
+    """Copy skill-relative input files to the same relative paths in the workspace; the ones staged."""
+    staged = []
+    for rel, data in _readable(skill, rels, skipped):
+        _write(workspace, rel, data)
+        staged.append(rel)
+    return staged
 
 
 def case_inputs(skill: Skill, case: EvalCase) -> list[str]:

@@ -1,0 +1,97 @@
+"""Trigger mode in pytest: settings, the marker, per-process caches (trigger sets, rivals), the runner fixture.
+
+Registered by ``pytest_skilleval.plugin`` at configure time. Items are collected under each skill
+(``<skill>::triggers``) only with ``--skilleval-triggers`` (or ``--skilleval-trigger-mode=model``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pytest_skilleval import state
+from pytest_skilleval.gateway import Gateway
+from pytest_skilleval.skill import Skill
+from pytest_skilleval.tier3.plugin import tier3_context
+from pytest_skilleval.tier3.sandboxes import Sandbox
+from pytest_skilleval.tier3.staging import hidden_dirs
+from pytest_skilleval.triggers.options import TriggerSettings
+from pytest_skilleval.triggers.rivals import RivalSet, catalog_skills, choose_rivals
+from pytest_skilleval.triggers.sets import ScriptRule, TriggerSet, load_trigger_set
+from pytest_skilleval.triggers.trial import TriggerRunner
+
+
+@dataclass
+class TriggerContext:
+    settings: TriggerSettings
+    sets: dict[Path, TriggerSet] = field(default_factory=dict)
+    rivals: dict[Path, RivalSet] = field(default_factory=dict)
+    catalog: list[Skill] | None = None
+
+
+TRIGGERS = pytest.StashKey[TriggerContext]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "triggers: trigger trials - does the agent load the skill when it should, and only then")
+    config.stash[TRIGGERS] = TriggerContext(TriggerSettings.from_config(config))
+
+
+def trigger_context(config: pytest.Config) -> TriggerContext:
+    return config.stash[TRIGGERS]
+
+
+def trigger_set(config: pytest.Config, skill: Skill) -> TriggerSet:
+    ctx = trigger_context(config)
+    if skill.root not in ctx.sets:
+        ctx.sets[skill.root] = load_trigger_set(skill, from_cases=ctx.settings.from_cases)
+    return ctx.sets[skill.root]
+
+
+def rival_pool(config: pytest.Config) -> list[Skill]:
+    """The catalog folder's skills, or the other collected skills."""
+    ctx, run = trigger_context(config), state.run_state(config)
+    if ctx.settings.rivals_dir is None:
+        return [run.skill(root) for root in run.skill_roots()]
+    if ctx.catalog is None:
+        ctx.catalog = [Skill(root=root, key=str(root), limits=run.limits) for root in catalog_skills(ctx.settings.rivals_dir)]
+    return ctx.catalog
+
+
+def rivals_for(config: pytest.Config, skill: Skill) -> RivalSet:
+    ctx = trigger_context(config)
+    if skill.root not in ctx.rivals:
+        pool = rival_pool(config)
+        ctx.rivals[skill.root] = choose_rivals(skill, pool, ctx.settings.rivals_max, _embed, "tier2-short") \
+            if len(pool) > ctx.settings.rivals_max + 1 else choose_rivals(skill, pool, ctx.settings.rivals_max)
+    return ctx.rivals[skill.root]
+
+
+def _embed(texts: Sequence[str]) -> np.ndarray:
+    from pytest_skilleval.tier2.embedders import select
+
+    return select("default").short.embed(texts)
+
+
+def script_rules(config: pytest.Config, skill: Skill, rivals: RivalSet) -> dict[str, ScriptRule]:
+    """Each installed skill's scripted-model rule (its own trigger set's ``script``), for scripted mode."""
+    out = {}
+    for s in (skill, *rivals.skills):
+        rule = trigger_set(config, s).script
+        if rule is not None:
+            out[s.name] = rule
+    return out
+
+
+@pytest.fixture(scope="session")
+def skilleval_trigger_runner(pytestconfig: pytest.Config, skilleval_gateway: Gateway, skilleval_sandbox: Sandbox) -> TriggerRunner:
+    from pytest_skilleval.selection.plugin import REGISTRY
+    from pytest_skilleval.trajectory import default_registry
+
+    t3 = tier3_context(pytestconfig)
+    return TriggerRunner(skilleval_gateway, skilleval_sandbox, t3.settings, trigger_context(pytestconfig).settings,
+                         pytestconfig.stash.get(REGISTRY, None) or default_registry(), hidden=tuple(hidden_dirs(t3.agents.all())))
