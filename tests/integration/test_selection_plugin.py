@@ -83,13 +83,18 @@ def test_one_row_per_invoked_skill_na_rows_out_of_the_mean(project: pytest.Pytes
     result = project.runpytest("--skilleval-trajectories", "trajectories", "--skilleval-report-dir=rep", "-p", "no:cacheprovider",
                                "--junitxml=junit.xml", "-rs")
     result.assert_outcomes(passed=yes, failed=no, skipped=na)
-    mean = yes / (yes + no)
-    result.stdout.fnmatch_lines([f"skill selection: mean accuracy {mean:.1%} over {yes + no} judged row(s) ({yes} yes, {no} no, "
+    sel = results(project)["selection"]
+    per_trajectory: dict[str, list[float]] = {}
+    for r in sel["rows"]:
+        if r["row"]["label"] in ("Yes", "No"):
+            per_trajectory.setdefault(r["trajectory"], []).append(r["row"]["score"])
+    mean = sum(sum(v) / len(v) for v in per_trajectory.values()) / len(per_trajectory)  # Strands: per trajectory, then over them
+    result.stdout.fnmatch_lines([f"skill selection: mean accuracy {mean:.1%} over {len(per_trajectory)} trajectory(ies) (each the mean of "
+                                 f"its rows; {yes / (yes + no):.1%} over {yes + no} judged row(s): {yes} yes, {no} no, "
                                  f"0 missing trajectory); {na} N/A excluded; 0 judge error(s); 0 unparseable*",
                                  "*SKIPPED*N/A: no skill invoked*"])
-    sel = results(project)["selection"]
     assert (sel["judged"], sel["yes"], sel["no"], sel["not_applicable"], sel["errors"]) == (yes + no, yes, no, na, 0)
-    assert sel["mean_accuracy"] == pytest.approx(mean)
+    assert sel["mean_accuracy"] == pytest.approx(mean) and sel["row_mean_accuracy"] == pytest.approx(yes / (yes + no))
     rows = {r["nodeid"]: r["row"] for r in sel["rows"]}
     assert len(rows) == yes + no + na
     refused = rows["trajectories/claude-code/transcript_refused_retry.jsonl::selection::docx[3]"]
