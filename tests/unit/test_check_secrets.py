@@ -251,3 +251,13 @@ def test_no_report_ever_holds_the_secret(pytester: pytest.Pytester) -> None:
     for text in [result.stdout.str(), result.stderr.str(), *(p.read_text(errors="replace") for p in written)]:
         for raw in RAW_SECRETS:
             assert raw not in text
+
+
+def test_a_token_two_detectors_see_is_one_finding_from_the_specific_one(make_skill: Callable[..., Skill], engine: str) -> None:
+    # A keyword-style line holding a provider token is seen by a generic detector and a provider one;
+    # the provider's CRITICAL must win, and the duplicate must not be kept beside it.
+    result = _scan(make_skill, {"config/ci.yaml": f'env:\n  github_token: "{GITHUB_PAT}"\n  api_secret = "{GITHUB_PAT}"\n'}, engine)
+    on_lines = [(f.line, f.rule, f.severity) for f in result.findings if f.file == "config/ci.yaml"]
+    assert sorted(line for line, _, _ in on_lines) == [2, 3], on_lines
+    for line, rule, severity in on_lines:
+        assert severity is Severity.CRITICAL and rule in {"secrets.github-pat", "secrets.github-token"}, (line, rule)

@@ -249,3 +249,36 @@ def test_the_card_states_the_power_of_the_run() -> None:
     assert f"is {power.detectable * 100:.0f} points (80% power); a 10-point lift needs ≈ {power.cases_for_target} cases × 1 attempt" in card
     _, small = _card(rows[:1] + rows[5:6])
     assert "Power (Claude Code): too few cases for an interval (n=1 paired" in small
+
+def _report(nodeid: str, when: str, outcome: str, trials: list[TrialRecord]) -> pytest.TestReport:
+    from pytest_skilleval.tier3.record import TRIAL_PROPERTY
+
+    return pytest.TestReport(nodeid=nodeid, location=("x", 0, nodeid), keywords={}, outcome=outcome, longrepr=None, when=when,  # type: ignore[arg-type]
+                             user_properties=[(TRIAL_PROPERTY, t.model_dump_json()) for t in trials])
+
+
+def _exit_after(reports: list[pytest.TestReport]) -> int:
+    from pytest_skilleval.reports.session import ReportSession
+
+    session = ReportSession(config=None, settings=None)  # type: ignore[arg-type]  # logreport reads neither
+    for report in reports:
+        session.pytest_runtest_logreport(report)
+    built = build([rec("a", "with_skill", 0.1, "FAILED")], blocking=False, reruns=0)
+    return exit_status(1, session.failures.values(), [built], block=False)
+
+
+def test_advisory_trial_failures_never_hide_a_real_failure_in_the_same_run() -> None:
+    trial_fail = _report("s::tier3::a[claude-code-with_skill]", "call", "failed", [rec("a", "with_skill", 0.1, "FAILED")])
+    real_fail = _report("s::tier1::schema", "call", "failed", [])
+    assert _exit_after([trial_fail]) == 0  # only a trial that failed its case: advisory
+    assert _exit_after([trial_fail, real_fail]) == 1
+    assert _exit_after([real_fail, trial_fail]) == 1
+
+
+def test_a_trial_teardown_error_or_error_trial_fails_the_run() -> None:
+    failed_trial = rec("a", "with_skill", 0.1, "FAILED")
+    call = _report("s::tier3::a[claude-code-with_skill]", "call", "failed", [failed_trial])
+    teardown = _report("s::tier3::a[claude-code-with_skill]", "teardown", "failed", [failed_trial])
+    assert _exit_after([call, teardown]) == 1  # the sandbox broke on the way out: not the skill's advisory failure
+    errored = _report("s::tier3::b[claude-code-with_skill]", "call", "failed", [rec("b", "with_skill", None, "ERROR")])
+    assert _exit_after([call, errored]) == 1
