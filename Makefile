@@ -38,9 +38,10 @@ eval: $(STAMP) agents
 	$(BIN)/pytest --skills example_skills --skilleval-tier3 -p no:cacheprovider -n 2 --junitxml=skilleval-report/junit.xml -o addopts=""
 	@echo "reports: skilleval-report/ (BENCHMARK.md per skill, results.json, junit.xml)"
 
-## test: the whole test suite
+## test: the whole test suite; .ci/with-dockerd installs and starts a docker engine for the docker sandbox
+## tests when none runs (root + apt-get), and stops it afterwards
 test: $(STAMP) agents
-	$(BIN)/pytest -n 2
+	.ci/with-dockerd $(BIN)/pytest -n 2
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/tier1_corpus.py

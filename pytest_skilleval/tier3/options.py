@@ -29,7 +29,7 @@ OPTIONS = (
     Option("skilleval_skip_baseline", "--skilleval-skip-baseline", "SKILLEVAL_SKIP_BASELINE", False,
            "Run only the with_skill arm (no without_skill baseline, so no Skill Lift).", "bool"),
     Option("skilleval_sandbox", "--skilleval-sandbox", "SKILLEVAL_SANDBOX", "local",
-           "Sandbox backend for agent trials ('local': bubblewrap; others come from plugins)."),
+           "Sandbox backend for agent trials: 'local' (bubblewrap), 'docker' (a container per trial), 'harbor', or a plugin's."),
     Option("skilleval_allow_unsandboxed", "--skilleval-allow-unsandboxed", "SKILLEVAL_ALLOW_UNSANDBOXED", False,
            "Run trials as plain subprocesses when the sandbox cannot confine them (no bubblewrap); reports say so.", "bool"),
     Option("skilleval_block_on_agent_eval", "--block-on-agent-eval", "SKILLEVAL_BLOCK_ON_AGENT_EVAL", False,
@@ -46,7 +46,9 @@ OPTIONS = (
 
 
 def add_options(parser: pytest.Parser) -> None:
-    config_mod.register(parser, OPTIONS)
+    from pytest_skilleval.tier3.sandboxes.options import OPTIONS as SANDBOX_OPTIONS
+
+    config_mod.register(parser, OPTIONS + SANDBOX_OPTIONS)
 
 
 @dataclass(frozen=True)

@@ -126,7 +126,8 @@ class TrialRunner:
         assert port is not None
         spec = RunSpec(argv=tuple(req.agent.command(executable, req.case.prompt, ctx)), env=env, cwd=stage.workspace,
                        writable=stage.writable, hidden=self.hidden, timeout_s=self.settings.timeout_s, network="gateway",
-                       gateway=("127.0.0.1", port), stdout=stage.out / "events.jsonl", stderr=stage.out / "stderr.txt")
+                       gateway=("127.0.0.1", port), stdout=stage.out / "events.jsonl", stderr=stage.out / "stderr.txt",
+                       skill_root=req.skill.root)
         return self.sandbox.run(spec)
 
     def _record(self, req: TrialRequest, stage: Stage, trial: Trial, ctx: AgentContext, result: RunResult, started: float) -> TrialRecord:
@@ -138,7 +139,7 @@ class TrialRunner:
         listed = skill_listed(requests, req.skill.name)
         evidence = TrialEvidence(skill_name=req.skill.name, case_id=req.case.id, agent=req.agent.name, arm=req.arm,  # type: ignore[arg-type]
                                  attempt=req.attempt, trajectory=trajectory, answer=trajectory.final_answer if trajectory else None,
-                                 workspace=stage.workspace, run_in_sandbox=self._checker(stage), gateway_requests=texts,
+                                 workspace=stage.workspace, run_in_sandbox=self._checker(stage, req.skill.root), gateway_requests=texts,
                                  skill_listed=listed, skill_body_reached_model=body_reached(texts[1:], req.skill.body),
                                  timed_out=result.timed_out, exit_code=result.exit_code)
         notes += _run_notes(req, result, trial, self.gateway)
@@ -182,13 +183,14 @@ class TrialRunner:
             notes.append(traceback.format_exc(limit=8))
             return infrastructure_error(f"grading crashed: {type(exc).__name__}: {exc}")
 
-    def _checker(self, stage: Stage) -> RunInSandbox:
+    def _checker(self, stage: Stage, skill_root: Path) -> RunInSandbox:
         """``run_in_sandbox`` for `command` assertions: same sandbox, workspace as cwd, no network, no token."""
         env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "HOME": str(stage.home), "TMPDIR": str(stage.tmp), "LANG": "C.UTF-8"}
 
         def run(command: str) -> CommandOutcome:
             done = self.sandbox.run(RunSpec(argv=("/bin/sh", "-c", command), env=env, cwd=stage.workspace, writable=stage.writable,
-                                            hidden=self.hidden, timeout_s=CHECK_TIMEOUT_S, network="none"))
+                                            hidden=self.hidden, timeout_s=CHECK_TIMEOUT_S, network="none",
+                                            skill_root=skill_root))
             code = 124 if done.timed_out or done.exit_code is None else done.exit_code
             return CommandOutcome(exit_code=code, output=(done.stdout + done.stderr)[-CHECK_OUTPUT_CHARS:])
 

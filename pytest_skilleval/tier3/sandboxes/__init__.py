@@ -1,7 +1,7 @@
 """Sandbox backends and their registry.
 
-``local`` is built in; docker or cloud backends plug in through the ``pytest_skilleval_sandboxes``
-hook and are chosen with ``--skilleval-sandbox NAME``::
+Built in: ``local`` (bubblewrap, local.py) and ``docker`` (container.py). Other backends plug in
+through the ``pytest_skilleval_sandboxes`` hook and are chosen with ``--skilleval-sandbox NAME``::
 
     @pytest.hookimpl
     def pytest_skilleval_sandboxes(config):
@@ -15,9 +15,10 @@ from collections.abc import Iterable
 import pytest
 
 from pytest_skilleval.tier3.sandboxes.base import RunResult, RunSpec, Sandbox, SandboxUnavailable
+from pytest_skilleval.tier3.sandboxes.container import DockerSandbox, docker_sandbox
 from pytest_skilleval.tier3.sandboxes.local import LocalSandbox
 
-__all__ = ["LocalSandbox", "RunResult", "RunSpec", "Sandbox", "SandboxRegistry", "SandboxUnavailable"]
+__all__ = ["DockerSandbox", "LocalSandbox", "RunResult", "RunSpec", "Sandbox", "SandboxRegistry", "SandboxUnavailable"]
 
 
 class SandboxRegistry:
@@ -43,4 +44,4 @@ class SandboxRegistry:
 
 @pytest.hookimpl
 def pytest_skilleval_sandboxes(config: pytest.Config) -> list[Sandbox]:
-    return [LocalSandbox()]
+    return [LocalSandbox(), docker_sandbox(config)]

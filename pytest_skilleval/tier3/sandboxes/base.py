@@ -31,6 +31,8 @@ class RunSpec:
     gateway: tuple[str, int] | None = None  # (host, port) for network="gateway"
     stdout: Path | None = None  # file for stdout (the event stream); None: captured in memory
     stderr: Path | None = None
+    #: The skill under trial: a backend that builds images uses its ``evals/environment/Dockerfile``.
+    skill_root: Path | None = None
 
 
 @dataclass(frozen=True)
