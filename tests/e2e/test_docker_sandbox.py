@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 
 import docker
 import pytest
+from conftest import require
 from e2e_clis import AGENTS_DIR, REPO
-from e2e_fixtures import require
 
 from pytest_skilleval.gateway import Gateway, GatewayConfig
 from pytest_skilleval.tier3.agents import ClaudeCode
