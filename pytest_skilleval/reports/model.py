@@ -82,6 +82,7 @@ class RunReport(BaseModel):
     verdict_counts: dict[str, int]
     skills: list[SkillReport]
     selection: SelectionSummary | None = Field(default=None, description="skill-selection accuracy over recorded trajectories")
+    duration_s: float | None = Field(default=None, description="the session's wall time (like generated_at, differs run to run)")
 
 
 def _tier_summary(tier: int, records: list[CheckRecord]) -> TierSummary:

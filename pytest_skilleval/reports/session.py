@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import pytest
 from pytest_skilleval import __version__, atomic
 from pytest_skilleval.collect import RESULT_PROPERTY
 from pytest_skilleval.config import Settings
-from pytest_skilleval.reports import benchmark_md, summary
+from pytest_skilleval.reports import benchmark_md, html, summary
 from pytest_skilleval.reports.model import CheckRecord, RunReport, build_run, build_skill
 from pytest_skilleval.selection.report import SELECTION_PROPERTY
 from pytest_skilleval.selection.report import summarize as summarize_selection
@@ -50,6 +51,7 @@ class ReportSession:
         self.trials: dict[str, TrialRecord] = {}  # run_id -> record: every execution, reruns included
         self.failures: dict[str, bool] = {}  # nodeid -> only a Tier 3 trial that FAILED its case (advisory)
         self.triggers: dict[str, TriggerRecord] = {}  # run_id -> trigger trial record
+        self.started = time.monotonic()
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -103,6 +105,7 @@ class ReportSession:
                     "allow_incomplete": s.allow_incomplete, "min_quality": s.min_quality}
         run = build_run(skills, tool=TOOL, generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
                         complete=complete, exit_status=int(exitstatus), settings=settings)
+        run.duration_s = round(time.monotonic() - self.started, 3)
         if self.selection:
             run.selection = summarize_selection(json.loads(v) for v in self.selection.values())
         return run
@@ -144,7 +147,7 @@ class ReportSession:
             terminalreporter.write_line(f"skilleval: reports NOT written: {self.write_error}", red=True)
         elif self.written:
             cards = sum(1 for p in self.written if p.name == "BENCHMARK.md")
-            terminalreporter.write_line(f"skilleval: {cards} BENCHMARK.md card(s) and results.json in {self.settings.report_dir}")
+            terminalreporter.write_line(f"skilleval: {cards} BENCHMARK.md card(s), results.json and index.html in {self.settings.report_dir}")
 
 
 def write_reports(run: RunReport, report_dir: Path) -> list[Path]:
@@ -158,4 +161,5 @@ def write_reports(run: RunReport, report_dir: Path) -> list[Path]:
         seen.add(target)
         written.append(atomic.write_atomic(target / "BENCHMARK.md", benchmark_md.render(sk, run)))
     written.append(atomic.write_atomic(report_dir / "results.json", run.model_dump_json(indent=2) + "\n"))
+    written.append(html.write(run.model_dump(mode="json"), report_dir))  # from the same document, as `skilleval html` reads it
     return written

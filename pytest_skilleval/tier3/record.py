@@ -19,6 +19,21 @@ TRIAL_PROPERTY = "skilleval.trial"
 __all__ = ["TRIAL_PROPERTY", "ErrorCause", "Status", "TrialRecord"]
 
 
+MAX_STEPS = 40  # a trial's trajectory as the HTML report shows it: head and tail, the middle counted
+MAX_STEP_TEXT = 600
+
+
+class TrialStep(BaseModel):
+    """One step of a trial as a reader sees it: a message, a tool call with its result, or a skill load."""
+
+    kind: Literal["message", "tool", "skill", "gap"]
+    role: str | None = None  # message: user | assistant | system | error
+    name: str | None = None  # tool name, or the loaded skill's name
+    text: str = ""  # the message, the call's arguments, or how the skill was loaded
+    result: str | None = None  # the tool result (capped)
+    is_error: bool = False
+
+
 class TrialRecord(BaseModel):
     run_id: str = Field(default_factory=lambda: uuid.uuid4().hex, description="one per execution (reruns get new ones)")
     nodeid: str = ""
@@ -65,6 +80,7 @@ class TrialRecord(BaseModel):
     total_seconds: float | None = None  # the whole trial: staging, agent, parsing, grading
     artifacts: dict[str, str] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
+    steps: list[TrialStep] = Field(default_factory=list, description="the trajectory, bounded: messages, tool calls, skill loads")
 
     @property
     def scripted(self) -> bool:

@@ -34,14 +34,16 @@ from collections.abc import Iterable, Sequence
 from pydantic import BaseModel, Field
 
 from pytest_skilleval.tier3 import stats
-from pytest_skilleval.tier3.grading.model import DIMENSIONS
-from pytest_skilleval.tier3.record import TrialRecord
+from pytest_skilleval.tier3.grading.model import DIMENSIONS, AssertionOutcome
+from pytest_skilleval.tier3.record import TrialRecord, TrialStep
 
 MEASURES = ("overall", *DIMENSIONS)
 REAL_ARMS = ("with_skill", "without_skill")
 AA_ARM = "without_skill_aa"  # --skilleval-aa: the without_skill arm run a second time
 ARM_ORDER = (*REAL_ARMS, AA_ARM)
 NOT_RUN = "NOT RUN"
+MAX_ATTEMPT_ANSWER = 2000
+MAX_ATTEMPT_NOTES = 5
 
 
 class PassK(BaseModel):
@@ -125,6 +127,12 @@ class AttemptRow(BaseModel):
     skill_listed: bool | None
     invoked: list[str]
     reason: str | None
+    # the evidence a reader needs to see why (the HTML report expands a failing attempt with it)
+    assertions: list[AssertionOutcome] = Field(default_factory=list)
+    answer: str | None = None
+    steps: list[TrialStep] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    cost_usd: float = 0.0
 
 
 class AgentTier3(BaseModel):
@@ -260,7 +268,9 @@ def _agent(name: str, rows: list[TrialRecord], reruns: int) -> AgentTier3:
     band = stats.verdict({d: with_skill.measures.get(d) for d in DIMENSIONS}) if with_skill else None
     attempts_rows = [AttemptRow(case=r.case_id, arm=r.arm, attempt=r.attempt, execution=r.execution, status=r.status, score=r.score,
                                 tokens=r.tokens_in + r.tokens_out, cli_seconds=r.cli_seconds, skill_listed=r.skill_listed,
-                                invoked=r.invoked_skills, reason=r.reason) for r in rows]
+                                invoked=r.invoked_skills, reason=r.reason, assertions=r.grade.assertions if r.grade else [],
+                                answer=r.final_answer[:MAX_ATTEMPT_ANSWER] if r.final_answer else None, steps=r.steps,
+                                notes=r.notes[:MAX_ATTEMPT_NOTES], cost_usd=r.cost_usd) for r in rows]
     return AgentTier3(agent=name, versions=sorted({r.agent_version for r in rows if r.agent_version}),
                       models=sorted({r.model for r in rows if r.model and r.status != "SKIPPED"}), arms=arms, lift=lift,
                       verdict=band.value if band else None, attempts=attempts_rows, overall_dimensions=comparable, power=power,

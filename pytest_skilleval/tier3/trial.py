@@ -30,6 +30,7 @@ from pytest_skilleval.tier3.options import Tier3Settings
 from pytest_skilleval.tier3.record import TrialRecord
 from pytest_skilleval.tier3.sandboxes.base import RunResult, RunSpec, Sandbox
 from pytest_skilleval.tier3.staging import Stage, agent_environment, stage_trial
+from pytest_skilleval.tier3.steps import trial_steps
 from pytest_skilleval.trajectory import ParserRegistry, Trajectory, TrajectoryParseError, default_registry, skill_key
 from pytest_skilleval.trajectory.requestlog import read_request_context
 
@@ -158,7 +159,7 @@ class TrialRunner:
             final_answer=evidence.answer[:MAX_ANSWER] if evidence.answer else None, exit_code=result.exit_code,
             timed_out=result.timed_out, requests=len(trial.entries),
             tokens_in=usage.input_tokens, tokens_out=usage.output_tokens, cost_usd=trial.cost_usd, cli_seconds=round(result.wall_s, 4),
-            total_seconds=round(time.perf_counter() - started, 4), notes=notes,
+            total_seconds=round(time.perf_counter() - started, 4), notes=notes, steps=trial_steps(trajectory),
             artifacts={"events": str(stage.out / "events.jsonl"), "stderr": str(stage.out / "stderr.txt"),
                        "requests": str(requests), "workspace": str(stage.workspace)})
 

@@ -1,0 +1,405 @@
+"""``skilleval-report/index.html``: one self-contained page a person reads to decide whether a skill helps.
+
+Built from the ``results.json`` document (a plain dict, read tolerantly: fields a newer or older
+schema adds or lacks are shown when present and skipped when not), so the session-end hook and
+``skilleval html RESULTS.json`` render the same page. Layout, after what people look at first in
+pytest-html, Allure, promptfoo's and inspect's viewers: a strip of headline numbers, then every
+failing item expanded with its evidence, then the charts, then each skill with passes collapsed,
+environment last. No CDN, no external script or font: inline CSS, inline SVG (``charts.py``) and a
+few lines of inline script for sorting and filtering, which the page does not need to be read.
+Everything that comes from a skill or an agent is escaped by Jinja's autoescape.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jinja2 import ChainableUndefined, Environment, PackageLoader, select_autoescape
+
+from pytest_skilleval import atomic
+from pytest_skilleval.reports import charts
+from pytest_skilleval.tier3 import stats
+
+HTML_DIR = "skilleval-report"  # `skilleval html` writes <dir of results.json>/index.html; the session the same
+PAGE = "index.html"
+FAILING = ("FAILED", "ERROR", "INCOMPLETE")
+LABELS = {"claude-code": "Claude Code", "codex": "Codex CLI", "opencode": "OpenCode", "gemini": "Gemini CLI"}
+DIMENSIONS = ("security", "correctness", "discoverability", "effectiveness", "efficiency")
+#: Tier 3 report fields the page already shows in its own place; any other scalar field is listed, so
+#: fields a newer writer adds (intervals, power, noise floor, not-scored counts…) are never hidden.
+SHOWN_TIER3 = {"modes", "scripted", "sandboxes", "isolated", "blocking", "attempts", "reruns", "dataset_digest", "cases", "labels",
+               "agents", "verdict", "trials", "errors", "skipped", "skip_reasons"}
+SHOWN_AGENT = {"agent", "versions", "models", "arms", "lift", "verdict", "attempts"}
+
+
+def _get(data: Any, *path: object, default: Any = None) -> Any:
+    for key in path:
+        if isinstance(data, Mapping):
+            data = data.get(key, default)
+        elif isinstance(data, list) and isinstance(key, int) and -len(data) <= key < len(data):
+            data = data[key]
+        else:
+            return default
+        if data is None:
+            return default
+    return data
+
+
+def pct(value: Any) -> str:
+    return "—" if not isinstance(value, int | float) or math.isnan(value) else f"{value * 100:.0f}%"
+
+
+def points(value: Any) -> str:
+    if not isinstance(value, int | float) or math.isnan(value):
+        return "—"
+    p = value * 100
+    return "±0" if abs(p) < 0.05 else f"{p:+.0f}"
+
+
+def label(agent: str) -> str:
+    return LABELS.get(agent, agent)
+
+
+@dataclass
+class Kpi:
+    name: str
+    value: str
+    detail: str = ""
+    tone: str = ""  # good | bad | warn | ""
+    key: str = ""  # data-kpi attribute: what the browser test reads
+
+
+@dataclass
+class FailingItem:
+    skill: str
+    kind: str  # check | trial
+    title: str
+    status: str
+    reason: str
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    trial: dict[str, Any] | None = None
+    advisory: bool = False
+
+
+@dataclass
+class Page:
+    doc: dict[str, Any]
+    title: str
+    kpis: list[Kpi]
+    failing: list[FailingItem]
+    advisory: list[FailingItem]
+    skills: list[dict[str, Any]]
+    forest: Any
+    forest_rows: list[charts.ForestRow]
+    pass_k: Any
+    cost: Any
+    confusion: list[tuple[str, Any]]
+    scripted: bool
+    environment: list[tuple[str, str]]
+    tier3_extra: dict[str, list[tuple[str, str]]]
+
+
+# -- reading ------------------------------------------------------------------------------------------
+def load(path: Path) -> dict[str, Any]:
+    """A results.json, or a report dir holding one."""
+    target = path / "results.json" if path.is_dir() else path
+    doc = json.loads(target.read_text(encoding="utf-8"))
+    if not isinstance(doc, dict) or not isinstance(doc.get("skills", []), list):
+        raise ValueError(f"{target}: not a skilleval results.json (no 'skills' list)")
+    return doc
+
+
+def _skills(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [s for s in doc.get("skills") or [] if isinstance(s, dict)]
+
+
+def _agents(skill: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [a for a in _get(skill, "tier3", "agents", default=[]) if isinstance(a, dict)]
+
+
+def _lift(agent: Mapping[str, Any], measure: str) -> dict[str, Any] | None:
+    return next((r for r in agent.get("lift") or [] if isinstance(r, dict) and r.get("measure") == measure), None)
+
+
+def _scalar(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float | str):
+        return str(value)
+    if isinstance(value, list) and all(isinstance(v, int | float | str) for v in value):
+        return ", ".join(map(str, value)) or None
+    if isinstance(value, dict) and all(isinstance(v, int | float | str | bool | None) for v in value.values()):
+        return ", ".join(f"{k}: {v}" for k, v in value.items()) or None
+    return None
+
+
+def _extra(data: Mapping[str, Any], shown: set[str]) -> list[tuple[str, str]]:
+    out = []
+    for key in sorted(set(data) - shown):
+        text = _scalar(data[key])
+        if text is not None:
+            out.append((key.replace("_", " "), text))
+    return out
+
+
+# -- headline numbers --------------------------------------------------------------------------------
+def _trial_rows(doc: Mapping[str, Any]) -> Iterable[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]]:
+    for sk in _skills(doc):
+        for agent in _agents(sk):
+            for attempt in agent.get("attempts") or []:
+                if isinstance(attempt, dict):
+                    yield sk, agent, attempt
+
+
+def _checks(sk: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [c for c in sk.get("checks") or [] if isinstance(c, dict) and isinstance(c.get("result"), dict)]
+
+
+def _trigger(doc: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Trigger recall/precision when a run measured them, wherever the writer put them."""
+    for where in (doc.get("triggers"), doc.get("trigger")):
+        if isinstance(where, dict) and ("recall" in where or "precision" in where):
+            return where
+    tp = fp = fn = tn = 0
+    found = False
+    for sk in _skills(doc):
+        t = sk.get("triggers") or sk.get("trigger") or _get(sk, "tier3", "triggers")
+        if isinstance(t, dict):
+            m = t.get("confusion") if isinstance(t.get("confusion"), dict) else t
+            if all(isinstance(m.get(k), int) for k in ("tp", "fp", "fn", "tn")):
+                found = True
+                tp, fp, fn, tn = tp + m["tp"], fp + m["fp"], fn + m["fn"], tn + m["tn"]
+    if not found:
+        return None
+    return {"tp": tp, "fp": fp, "fn": fn, "tn": tn, "recall": tp / (tp + fn) if tp + fn else None,
+            "precision": tp / (tp + fp) if tp + fp else None}
+
+
+def kpis(doc: Mapping[str, Any]) -> list[Kpi]:
+    skills = _skills(doc)
+    verdicts = doc.get("verdict_counts") or {}
+    out = [Kpi("Skills", str(doc.get("skill_count", len(skills))), f"{doc.get('overall_status', '?')} overall",
+               {"passed": "good", "failed": "bad", "incomplete": "warn"}.get(str(doc.get("overall_status")), ""), "skills")]
+    out.append(Kpi("Pass / fail / incomplete", f"{verdicts.get('PASS', 0)} / {verdicts.get('FAIL', 0)} / {verdicts.get('INCOMPLETE', 0)}",
+                   "skill verdicts for the tiers that ran", "bad" if verdicts.get("FAIL") else "warn" if verdicts.get("INCOMPLETE") else "good",
+                   "verdicts"))
+    checks = [c["result"] for sk in skills for c in _checks(sk)]
+    failed_checks = sum(1 for c in checks if c.get("status") in FAILING)
+    out.append(Kpi("Checks", f"{len(checks) - failed_checks}/{len(checks)}", f"{failed_checks} failed, errored or incomplete",
+                   "bad" if failed_checks else "good", "checks"))
+    overall = [(sk, a, r) for sk in skills for a in _agents(sk) if (r := _lift(a, "overall")) and isinstance(r.get("delta"), int | float)]
+    if overall:
+        if len(overall) == 1:
+            r = overall[0][2]
+            ci = f"95% CI {points(r.get('ci_low'))} to {points(r.get('ci_high'))}, n={r.get('n')}" if r.get("ci_low") is not None else f"n={r.get('n')}"
+            value, detail, delta = f"{points(r['delta'])} pts", ci, r["delta"]
+        else:
+            deltas = [r["delta"] for _, _, r in overall]
+            delta = sum(deltas) / len(deltas)
+            above = sum(1 for _, _, r in overall if (r.get("ci_low") or 0) > 0)
+            value = f"{points(delta)} pts"
+            detail = f"mean of {len(overall)} skill × agent lifts; {above} with a 95% CI above 0"
+        scripted = any(_get(sk, "tier3", "scripted") for sk, _, _ in overall)
+        out.append(Kpi("Tier 3 lift", value, detail + (" · harness check" if scripted else ""),
+                       "good" if delta >= stats.LIFT_PASS else "bad" if delta <= stats.LIFT_FAIL else "warn", "lift"))
+    trials = list(_trial_rows(doc))
+    if trials:
+        firsts = [t for _, _, t in trials if t.get("execution", 1) == 1]
+        passed = sum(1 for t in firsts if t.get("status") == "PASSED")
+        decided = sum(1 for t in firsts if t.get("status") in ("PASSED", "FAILED"))
+        arms = {arm: [t for t in firsts if t.get("arm") == arm and t.get("status") in ("PASSED", "FAILED")] for arm in ("with_skill", "without_skill")}
+        split = " · ".join(f"{name} {sum(t.get('status') == 'PASSED' for t in arms[arm])}/{len(arms[arm])}"
+                           for arm, name in (("with_skill", "with skill"), ("without_skill", "baseline")) if arms[arm])
+        out.append(Kpi("Trials passed", f"{passed}/{decided}", split or f"{len(trials)} trial(s)", "", "trials"))
+    trigger = _trigger(doc)
+    if trigger:
+        out.append(Kpi("Trigger recall / precision", f"{pct(trigger.get('recall'))} / {pct(trigger.get('precision'))}",
+                       "does the skill load when it should, and only then", "", "trigger"))
+    selection = doc.get("selection")
+    if isinstance(selection, dict) and selection.get("accuracy") is not None:
+        out.append(Kpi("Selection accuracy", pct(selection.get("accuracy")), "judged over recorded trajectories", "", "selection"))
+    cost = math.fsum(float(_get(arm, "cost_usd", default=0) or 0) for sk in skills for a in _agents(sk)
+                     for arm in (a.get("arms") or {}).values() if isinstance(arm, dict))
+    tokens = sum(int(_get(arm, "tokens_in", default=0) or 0) + int(_get(arm, "tokens_out", default=0) or 0)
+                 for sk in skills for a in _agents(sk) for arm in (a.get("arms") or {}).values() if isinstance(arm, dict))
+    if trials or cost:
+        out.append(Kpi("Cost", f"${cost:.4f}", f"{tokens:,} tokens metered by the gateway", "", "cost"))
+    duration = doc.get("duration_s")
+    if not isinstance(duration, int | float):
+        duration = math.fsum(float(c.get("duration_s") or 0) for c in checks) + math.fsum(float(t.get("cli_seconds") or 0) for _, _, t in trials)
+        out.append(Kpi("Duration", f"{duration:.1f} s", "check and agent time, summed", "", "duration"))
+    else:
+        out.append(Kpi("Duration", f"{duration:.1f} s", "session wall time", "", "duration"))
+    return out
+
+
+# -- failing items ------------------------------------------------------------------------------------
+def failing_items(doc: Mapping[str, Any]) -> tuple[list[FailingItem], list[FailingItem]]:
+    """(failing items, advisory check failures). Failing: checks that failed, errored or are incomplete,
+    then trials that failed or errored — with-skill arm first, baselines last — each with its evidence.
+    Advisory check failures (``lint``) are listed apart, collapsed."""
+    blocking: list[FailingItem] = []
+    advisory: list[FailingItem] = []
+    for sk in _skills(doc):
+        key = str(sk.get("key", "?"))
+        for c in _checks(sk):
+            r = c["result"]
+            if r.get("status") not in FAILING:
+                continue
+            item = FailingItem(skill=key, kind="check", title=f"{key} · tier {r.get('tier', '?')} · {r.get('check', '?')}",
+                               status=str(r.get("status")), reason=str(r.get("reason") or ""),
+                               findings=[f for f in r.get("findings") or [] if isinstance(f, dict)],
+                               advisory=not c.get("blocking", True) and r.get("status") == "FAILED")
+            (advisory if item.advisory else blocking).append(item)
+        blocking_t3 = bool(_get(sk, "tier3", "blocking"))
+        for agent in _agents(sk):
+            for t in agent.get("attempts") or []:
+                if not isinstance(t, dict) or t.get("status") not in ("FAILED", "ERROR"):
+                    continue
+                run = f", run {t.get('execution')}" if (t.get("execution") or 1) > 1 else ""
+                item = FailingItem(skill=key, kind="trial",
+                                   title=f"{key} · {t.get('case', '?')} · {label(str(agent.get('agent')))} · {t.get('arm', '?')} · a{t.get('attempt', 1)}{run}",
+                                   status=str(t.get("status")), reason=str(t.get("reason") or ""), trial=t,
+                                   advisory=t.get("status") == "FAILED" and not blocking_t3)
+                blocking.append(item)  # a failed trial is expanded even when advisory: its evidence is the point
+    order = {"check": 0}
+    blocking.sort(key=lambda i: (order.get(i.kind, 1), _get(i.trial, "arm") == "without_skill", i.advisory))
+    return blocking, advisory
+
+
+# -- charts -------------------------------------------------------------------------------------------
+def forest_rows(doc: Mapping[str, Any]) -> list[charts.ForestRow]:
+    rows = []
+    for sk in _skills(doc):
+        for agent in _agents(sk):
+            group = f"{sk.get('key')} · {label(str(agent.get('agent')))}"
+            for r in agent.get("lift") or []:
+                if isinstance(r, dict) and isinstance(r.get("delta"), int | float):
+                    rows.append(charts.ForestRow(label=f"{group} · {r.get('measure')}", delta=float(r["delta"]),
+                                                 low=r.get("ci_low"), high=r.get("ci_high"), n=int(r.get("n") or 0), group=group))
+    return rows
+
+
+def pass_curves(doc: Mapping[str, Any]) -> list[charts.PassCurve]:
+    curves = []
+    for sk in _skills(doc):
+        for agent in _agents(sk):
+            series: dict[str, list[float | None]] = {}
+            for arm in ("with_skill", "without_skill"):
+                by_case: dict[str, list[bool | None]] = defaultdict(list)
+                for t in agent.get("attempts") or []:
+                    if isinstance(t, dict) and t.get("arm") == arm and (t.get("execution") or 1) == 1 and t.get("status") != "SKIPPED":
+                        by_case[str(t.get("case"))].append({"PASSED": True, "FAILED": False}.get(str(t.get("status"))))
+                n = max((len(v) for v in by_case.values()), default=0)
+                series[arm] = [stats.pass_at_k_over_cases(by_case, k).pass_at_k for k in range(1, n + 1)]
+            if series["with_skill"] or series["without_skill"]:
+                curves.append(charts.PassCurve(f"{sk.get('key')} · {label(str(agent.get('agent')))}", series["with_skill"], series["without_skill"]))
+    return curves
+
+
+def cost_points(doc: Mapping[str, Any]) -> list[charts.CostPoint]:
+    out = []
+    for sk in _skills(doc):
+        for agent in _agents(sk):
+            arms = agent.get("arms") or {}
+
+            def per_trial(arm: str, arms: Mapping[str, Any] = arms) -> tuple[float | None, float | None]:
+                a = arms.get(arm)
+                if not isinstance(a, dict) or not a.get("trials"):
+                    return None, None
+                return ((a.get("tokens_in") or 0) + (a.get("tokens_out") or 0)) / a["trials"], a.get("pass_rate")
+
+            tw, rw = per_trial("with_skill")
+            to, ro = per_trial("without_skill")
+            if tw is not None or to is not None:
+                out.append(charts.CostPoint(f"{sk.get('key')} · {label(str(agent.get('agent')))}", tw, rw, to, ro))
+    return out
+
+
+def confusion_charts(doc: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    out = []
+    for sk in _skills(doc):
+        t = sk.get("triggers") or sk.get("trigger") or _get(sk, "tier3", "triggers")
+        m = t.get("confusion") if isinstance(t, dict) and isinstance(t.get("confusion"), dict) else t
+        if isinstance(m, dict) and all(isinstance(m.get(k), int) for k in ("tp", "fp", "fn", "tn")):
+            out.append((str(sk.get("key")), charts.confusion(m["tp"], m["fn"], m["fp"], m["tn"], title=f"Trigger confusion matrix: {sk.get('key')}")))
+    return out
+
+
+# -- per skill ----------------------------------------------------------------------------------------
+def skill_view(sk: Mapping[str, Any]) -> dict[str, Any]:
+    checks = _checks(sk)
+    agents = []
+    for a in _agents(sk):
+        arms = {k: v for k, v in (a.get("arms") or {}).items() if isinstance(v, dict)}
+        measures = []
+        for m in ("overall", *DIMENSIONS):
+            r = _lift(a, m) or {}
+            w, wo = _get(arms, "with_skill", "measures", m), _get(arms, "without_skill", "measures", m)
+            measures.append({"measure": m, "without": pct(r.get("without_skill", wo)), "with": pct(r.get("with_skill", w)),
+                             "delta": points(r.get("delta")), "ci": f"{points(r.get('ci_low'))} to {points(r.get('ci_high'))}"
+                             if r.get("ci_low") is not None and (r.get("n") or 0) > 1 else "—", "n": r.get("n", "—"),
+                             "band": r.get("band") or "", "extra": _extra(r, {"measure", "with_skill", "without_skill", "delta", "ci_low",
+                                                                              "ci_high", "n", "band"})})
+        agents.append({"agent": a.get("agent"), "label": label(str(a.get("agent"))), "verdict": a.get("verdict") or "NOT SCORED",
+                       "versions": ", ".join(a.get("versions") or []), "models": ", ".join(a.get("models") or []),
+                       "measures": measures, "arms": arms, "attempts": [t for t in a.get("attempts") or [] if isinstance(t, dict)],
+                       "extra": _extra(a, SHOWN_AGENT)})
+    failing = any(c["result"].get("status") in FAILING for c in checks) or sk.get("verdict") != "PASS"
+    return {"key": sk.get("key"), "name": sk.get("name"), "path": sk.get("path"), "verdict": sk.get("verdict", "?"),
+            "recommended": sk.get("recommended_for_publication"), "quality": sk.get("quality_score"), "digest": sk.get("digest"),
+            "tiers": [(t, _get(sk, "tiers", t, "status", default="NOT RUN")) for t in ("1", "2", "3")],
+            "severity": sk.get("severity_counts") or {}, "checks": checks, "agents": agents, "tier3": sk.get("tier3"),
+            "open": failing, "findings": sum(len(c["result"].get("findings") or []) for c in checks),
+            "lift": next((points(r.get("delta")) for a in _agents(sk) if (r := _lift(a, "overall"))), "—")}
+
+
+def build(doc: dict[str, Any]) -> Page:
+    blocking, advisory = failing_items(doc)
+    rows = forest_rows(doc)
+    curves = pass_curves(doc)
+    costs = cost_points(doc)
+    skills = _skills(doc)
+    settings = doc.get("settings") or {}
+    env = [("tool", f"{_get(doc, 'tool', 'name', default='?')} {_get(doc, 'tool', 'version', default='')}"),
+           ("generated at", str(doc.get("generated_at", "?"))), ("schema version", str(doc.get("schema_version", "?"))),
+           ("complete", "yes" if doc.get("complete", True) else "NO — the run was interrupted"),
+           ("exit status", str(doc.get("exit_status", "?")))]
+    env += [(f"setting: {k}", str(v)) for k, v in sorted(settings.items())]
+    env += [(k.replace("_", " "), v) for k, v in _extra(doc, {"schema_version", "tool", "generated_at", "complete", "exit_status", "settings",
+                                                             "overall_status", "skill_count", "severity_counts", "verdict_counts", "skills",
+                                                             "selection", "duration_s"})]
+    extra = {str(sk.get("key")): _extra(sk["tier3"], SHOWN_TIER3) for sk in skills if isinstance(sk.get("tier3"), dict)}
+    return Page(doc=doc, title=f"skilleval report: {len(skills)} skill(s), {doc.get('overall_status', '?')}", kpis=kpis(doc),
+                failing=blocking, advisory=advisory, skills=[skill_view(sk) for sk in skills],
+                forest=charts.forest(rows) if rows else None, forest_rows=rows,
+                pass_k=charts.pass_at_k(curves) if curves else None, cost=charts.cost_vs_pass(costs) if costs else None,
+                confusion=confusion_charts(doc), scripted=any(_get(sk, "tier3", "scripted") for sk in skills), environment=env,
+                tier3_extra=extra)
+
+
+_ENV: Environment | None = None
+
+
+def _environment() -> Environment:
+    global _ENV
+    if _ENV is None:
+        # ChainableUndefined: a field an older or newer results.json lacks renders as nothing, never an error
+        _ENV = Environment(loader=PackageLoader("pytest_skilleval.reports", "templates"), autoescape=select_autoescape(default=True),
+                           undefined=ChainableUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+        _ENV.filters.update(pct=pct, points=points, label=label)
+    return _ENV
+
+
+def render(doc: dict[str, Any]) -> str:
+    return _environment().get_template("report.html.j2").render(page=build(doc))
+
+
+def write(doc: dict[str, Any], report_dir: Path) -> Path:
+    return atomic.write_atomic(report_dir / PAGE, render(doc))
