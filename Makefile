@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: eval test venv clean bench lint agents
+.PHONY: eval test venv clean bench lint agents browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,15 +32,24 @@ agents: $(AGENTS_DIR)/.installed
 	    apt-get install -y -qq ripgrep bubblewrap >/dev/null || { apt-get update -qq && apt-get install -y -qq ripgrep bubblewrap >/dev/null; }; \
 	  else echo "install ripgrep and bubblewrap (apt-get install ripgrep bubblewrap) for the agent e2e tests"; fi; }
 
+# The HTML report's browser test drives Debian's chromium through playwright (from PyPI, in [dev]);
+# playwright's own browser download is not used, so the test runs where only the registries are reachable.
+browser:
+	@test -x /usr/bin/chromium || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get install -y -qq chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }; \
+	  else echo "install chromium (apt-get install chromium) for the HTML report's browser test"; fi; }
+
 ## eval: run every tier on example_skills/ and write skilleval-report/. Tier 3 runs the real Claude Code CLI
 ## in bubblewrap, keyless: the gateway plays the model from each case's script (a harness check, not a model measurement).
 eval: $(STAMP) agents
 	$(BIN)/pytest --skills example_skills --skilleval-tier3 -p no:cacheprovider -n 2 --junitxml=skilleval-report/junit.xml -o addopts=""
-	@echo "reports: skilleval-report/ (BENCHMARK.md per skill, results.json, junit.xml)"
+	@echo "reports: skilleval-report/ (index.html, BENCHMARK.md per skill, results.json, junit.xml)"
 
 ## test: the whole test suite; .ci/with-dockerd installs and starts a docker engine for the docker sandbox
 ## tests when none runs (root + apt-get), and stops it afterwards
-test: $(STAMP) agents
+test: $(STAMP) agents browser
 	.ci/with-dockerd $(BIN)/pytest -n 2
 
 bench: $(STAMP)

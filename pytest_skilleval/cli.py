@@ -1,4 +1,5 @@
-"""The ``skilleval`` console script: ``skilleval doctor`` and ``skilleval --version``.
+"""The ``skilleval`` console script: ``skilleval doctor``, ``--version`` and the report and authoring
+commands listed in :data:`COMMANDS` (each in its own module).
 
 ``doctor`` answers "will my Tier 1 run be complete here?" before a CI run finds out the slow way.
 It imports every module of :mod:`pytest_skilleval.tier1` (a check is a module there, so a new
@@ -194,6 +195,13 @@ def _render(statuses: Sequence[ToolStatus], errors: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+#: Subcommands besides ``doctor``: name -> (module, help). Each module has ``add_arguments(parser)``
+#: and ``run(args) -> int``; it is imported only when its command runs.
+COMMANDS = {
+    "html": ("pytest_skilleval.reports.html", "render index.html from a results.json (or a report dir)"),
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="skilleval", description="pytest-skilleval helper commands; "
                                      "skills themselves are evaluated with: pytest --skills PATH")
@@ -201,7 +209,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     doc = sub.add_parser("doctor", help="list the scanners the checks use, their versions, and whether they work")
     doc.add_argument("--json", action="store_true", help="print a JSON document instead of a table")
+    for name, (module, text) in COMMANDS.items():
+        command = sub.add_parser(name, help=text, description=text)
+        command.set_defaults(module=module)
+        importlib.import_module(module).add_arguments(command)
     args = parser.parse_args(argv)
+    if args.command in COMMANDS:
+        return int(importlib.import_module(args.module).run(args))
     if args.command != "doctor":
         parser.print_help()
         return 2

@@ -12,7 +12,9 @@ Everything that comes from a skill or an agent is escaped by Jinja's autoescape.
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -403,3 +405,23 @@ def render(doc: dict[str, Any]) -> str:
 
 def write(doc: dict[str, Any], report_dir: Path) -> Path:
     return atomic.write_atomic(report_dir / PAGE, render(doc))
+
+
+# -- `skilleval html` ---------------------------------------------------------------------------------
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("results", type=Path, help="a results.json, or the report dir holding one")
+    parser.add_argument("-o", "--output", type=Path, help="where to write the page (default: index.html beside results.json)")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        document = load(args.results)
+    except (OSError, ValueError) as exc:
+        print(f"skilleval html: {exc}", file=sys.stderr)
+        return 2
+    if args.output is not None:
+        target = atomic.write_atomic(args.output, render(document))
+    else:
+        target = write(document, args.results if args.results.is_dir() else args.results.parent)
+    print(target)
+    return 0

@@ -7,6 +7,7 @@ Bounded (head and tail of :data:`record.MAX_STEPS`, each text capped), because t
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from pytest_skilleval.tier3.record import MAX_STEP_TEXT, MAX_STEPS, TrialStep
@@ -15,15 +16,22 @@ if TYPE_CHECKING:
     from pytest_skilleval.trajectory import Trajectory
 
 
-def _cap(text: str | None, limit: int = MAX_STEP_TEXT) -> str:
-    text = (text or "").strip()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def trial_steps(trajectory: Trajectory | None) -> list[TrialStep]:
+def trial_steps(trajectory: Trajectory | None, paths: Mapping[str, str] | None = None) -> list[TrialStep]:
+    """``paths``: trial folders to show by name (``<workspace>``), so a report does not depend on
+    where pytest put its temporary files and two runs of the same thing read the same."""
     if trajectory is None:
         return []
+    swaps = sorted((paths or {}).items(), key=lambda kv: -len(kv[0]))
+
+    def _cap(text: str | None, limit: int = MAX_STEP_TEXT) -> str:
+        text = (text or "").strip()
+        for real, shown in swaps:
+            text = text.replace(real, shown)
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+
     ordered: list[tuple[int, int, TrialStep]] = []
+    if trajectory.task and not any(m.role == "user" for m in trajectory.messages):
+        ordered.append((-1, 0, TrialStep(kind="message", role="user", text=_cap(trajectory.task))))
     for m in trajectory.messages:
         ordered.append((m.position, 0, TrialStep(kind="message", role=m.role, text=_cap(m.text))))
     for c in trajectory.tool_calls:

@@ -159,7 +159,7 @@ class TrialRunner:
             final_answer=evidence.answer[:MAX_ANSWER] if evidence.answer else None, exit_code=result.exit_code,
             timed_out=result.timed_out, requests=len(trial.entries),
             tokens_in=usage.input_tokens, tokens_out=usage.output_tokens, cost_usd=trial.cost_usd, cli_seconds=round(result.wall_s, 4),
-            total_seconds=round(time.perf_counter() - started, 4), notes=notes, steps=trial_steps(trajectory),
+            total_seconds=round(time.perf_counter() - started, 4), notes=notes, steps=trial_steps(trajectory, stage_paths(stage)),
             artifacts={"events": str(stage.out / "events.jsonl"), "stderr": str(stage.out / "stderr.txt"),
                        "requests": str(requests), "workspace": str(stage.workspace)})
 
@@ -196,6 +196,12 @@ class TrialRunner:
             return CommandOutcome(exit_code=code, output=(done.stdout + done.stderr)[-CHECK_OUTPUT_CHARS:])
 
         return run
+
+
+def stage_paths(stage: Stage) -> dict[str, str]:
+    """The trial's folders as the report names them (paths under pytest's tmp differ run to run)."""
+    return {str(stage.skill_dir): "<skill>", str(stage.workspace): "<workspace>", str(stage.home): "<home>", str(stage.tmp): "<tmp>",
+            str(stage.root): "<trial>"}
 
 
 def skill_listed(request_log: Path, skill_name: str) -> bool | None:

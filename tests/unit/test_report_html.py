@@ -1,0 +1,130 @@
+"""The HTML report: self-contained, escaped, tolerant of older and newer results.json, and its
+numbers are the document's. (The same page in a real browser: tests/e2e/test_html_browser.py.)"""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_skilleval import cli
+from pytest_skilleval.reports import charts, html
+
+HOSTILE = '</script><script>alert(1)</script><img src=x onerror="alert(2)">'
+
+
+class Elements(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def parse(page: str) -> list[tuple[str, dict[str, str | None]]]:
+    parser = Elements()
+    parser.feed(page)
+    return parser.tags
+
+
+def trial(case: str, arm: str, status: str, **extra: Any) -> dict[str, Any]:
+    row = {"case": case, "arm": arm, "attempt": 1, "execution": 1, "status": status, "score": 1.0 if status == "PASSED" else 0.0,
+           "tokens": 1000, "cli_seconds": 2.0, "skill_listed": arm == "with_skill", "invoked": [], "reason": f"{status.lower()} reason",
+           "assertions": [{"kind": "contains", "description": "says hello", "passed": status == "PASSED", "detail": None, "source": "evals.json:3"}],
+           "answer": "the answer", "steps": [{"kind": "message", "role": "user", "text": "do it"},
+                                             {"kind": "tool", "name": "Bash", "text": '{"command": "ls"}', "result": "a.txt"}],
+           "notes": []}
+    row.update(extra)
+    return row
+
+
+def doc(name: str = "demo", *, message: str = "bad thing", answer: str = "the answer", extra_tier3: dict[str, Any] | None = None) -> dict[str, Any]:
+    lift = [{"measure": m, "with_skill": 0.9, "without_skill": 0.5, "delta": 0.4, "ci_low": -0.1 if m == "security" else 0.2,
+             "ci_high": 0.6, "n": 3, "band": "PASS"} for m in ("overall", "security", "correctness")]
+    arms = {arm: {"arm": arm, "trials": 2, "passed": 2 if arm == "with_skill" else 0, "failed": 0 if arm == "with_skill" else 2, "errors": 0,
+                  "measures": {"overall": 0.9}, "pass_rate": 1.0 if arm == "with_skill" else 0.0,
+                  "pass_at_k": [{"k": 1, "pass_at_k": 1.0, "pass_hat_k": 1.0, "cases": 2}], "tokens_in": 1500, "tokens_out": 500,
+                  "cost_usd": 0.01} for arm in ("with_skill", "without_skill")}
+    tier3 = {"modes": ["scripted"], "scripted": True, "blocking": False, "cases": 2, "trials": 4, "errors": 0, "verdict": "PASS",
+             "agents": [{"agent": "claude-code", "versions": ["2.1"], "models": ["m"], "verdict": "PASS", "arms": arms, "lift": lift,
+                         "attempts": [trial("c1", "with_skill", "PASSED"), trial("c1", "without_skill", "FAILED", answer=answer),
+                                      trial("c2", "with_skill", "PASSED"), trial("c2", "without_skill", "FAILED")]}]}
+    tier3.update(extra_tier3 or {})
+    finding = {"rule": "schema.name", "severity": "HIGH", "message": message, "file": "SKILL.md", "line": 2, "suggestion": "rename it",
+               "evidence": None}
+    return {"schema_version": "1.0", "tool": {"name": "pytest-skilleval", "version": "0"}, "generated_at": "2026-01-01T00:00:00+00:00",
+            "complete": True, "exit_status": 1, "settings": {"profile": "spec"}, "overall_status": "failed", "skill_count": 1,
+            "severity_counts": {"high": 1}, "verdict_counts": {"FAIL": 1},
+            "skills": [{"key": name, "name": name, "path": f"/x/{name}", "verdict": "FAIL", "tiers": {"1": {"status": "FAILED"}},
+                        "severity_counts": {"high": 1}, "quality_score": 80.0,
+                        "checks": [{"blocking": True, "result": {"check": "schema", "tier": 1, "status": "FAILED", "reason": "1 finding",
+                                                                  "findings": [finding], "duration_s": 0.1}},
+                                   {"blocking": True, "result": {"check": "files", "tier": 1, "status": "PASSED", "findings": []}}],
+                        "tier3": tier3}]}
+
+
+def test_skill_and_agent_text_is_escaped_everywhere() -> None:
+    page = html.render(doc(name=HOSTILE, message=HOSTILE, answer=HOSTILE))
+    tags = parse(page)
+    assert [t for t, _ in tags].count("script") == 1  # only the page's own sorting script
+    assert not [t for t, a in tags if t == "img"] and not any(k.startswith("on") for _, a in tags for k in a)
+    assert HOSTILE not in page and "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "&lt;img src=x onerror=" in page
+
+
+def test_page_is_self_contained() -> None:
+    page = html.render(doc())
+    for tag, attrs in parse(page):
+        for attr in ("src", "href", "action", "data"):
+            value = attrs.get(attr)
+            assert value is None or value.startswith("#"), (tag, attr, value)  # nothing leaves the file
+    assert "default-src 'none'" in page  # and the CSP forbids it anyway
+    assert "<link" not in page and "@import" not in page and "url(http" not in page
+
+
+def test_first_screen_numbers_come_from_the_document() -> None:
+    page = html.build(doc())
+    kpis = {k.key: k for k in page.kpis}
+    assert kpis["skills"].value == "1" and kpis["verdicts"].value == "0 / 1 / 0"
+    assert kpis["checks"].value == "1/2" and kpis["lift"].value == "+40 pts" and "95% CI +20 to +60" in kpis["lift"].detail
+    assert kpis["trials"].value == "2/4" and kpis["cost"].value == "$0.0200"
+    # failing items: the blocking check first (with file:line, rule and fix), then the failed trials with evidence
+    assert [i.kind for i in page.failing] == ["check", "trial", "trial"]
+    assert page.failing[0].findings[0]["suggestion"] == "rename it"
+    rendered = html.render(doc())
+    assert "<code>SKILL.md:2</code>" in rendered and "rename it" in rendered and "says hello" in rendered
+
+
+def test_forest_marks_an_interval_crossing_zero() -> None:
+    svg = str(charts.forest([charts.ForestRow("a", 0.2, -0.1, 0.5, 4), charts.ForestRow("b", 0.3, 0.1, 0.5, 4)]))
+    assert svg.count('stroke-dasharray="4 3"') == 1 and "crosses 0" in svg
+    assert "+20 [-10, +50] n=4" in svg and "+30 [+10, +50] n=4" in svg
+
+
+def test_pass_at_k_curve_from_attempts() -> None:
+    d = doc()
+    attempts = d["skills"][0]["tier3"]["agents"][0]["attempts"]
+    attempts.append(trial("c1", "with_skill", "FAILED", attempt=2))
+    attempts.append(trial("c2", "with_skill", "PASSED", attempt=2))
+    (curve,) = html.pass_curves(d)
+    assert curve.with_skill == [0.75, 1.0] and curve.without_skill == [0.0]
+
+
+def test_tolerant_of_missing_and_new_fields() -> None:
+    minimal = {"skills": [{"key": "bare"}]}
+    assert "bare" in html.render(minimal)
+    newer = doc(extra_tier3={"noise_floor": 0.07, "not_scored": {"with_skill": 1}, "power_note": "n=3 detects only +45 points"})
+    page = html.render(newer)
+    assert "noise floor" in page and "0.07" in page and "n=3 detects only +45 points" in page
+
+
+def test_cli_html_writes_index_beside_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "results.json").write_text(json.dumps(doc()), encoding="utf-8")
+    assert cli.main(["html", str(tmp_path / "results.json")]) == 0
+    assert (tmp_path / "index.html").read_text(encoding="utf-8").startswith("<!doctype html>")
+    assert str(tmp_path / "index.html") in capsys.readouterr().out
+    assert cli.main(["html", str(tmp_path / "missing.json")]) == 2
