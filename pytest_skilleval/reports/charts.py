@@ -9,7 +9,6 @@ its dot hollow, and every chart has a ``<title>`` and a table (in the page) with
 from __future__ import annotations
 
 from collections.abc import Sequence
-import math
 from dataclasses import dataclass
 
 from markupsafe import Markup, escape

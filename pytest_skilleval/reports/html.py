@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import math
+import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -199,7 +199,9 @@ def kpis(doc: Mapping[str, Any]) -> list[Kpi]:
     if overall:
         if len(overall) == 1:
             r = overall[0][2]
-            ci = f"95% CI {points(r.get('ci_low'))} to {points(r.get('ci_high'))}, n={r.get('n')}" if r.get("ci_low") is not None else f"n={r.get('n')}"
+            ci = f"n={r.get('n')}"
+            if r.get("ci_low") is not None:
+                ci = f"95% CI {points(r.get('ci_low'))} to {points(r.get('ci_high'))}, " + ci
             value, detail, delta = f"{points(r['delta'])} pts", ci, r["delta"]
         else:
             deltas = [r["delta"] for _, _, r in overall]
@@ -215,7 +217,8 @@ def kpis(doc: Mapping[str, Any]) -> list[Kpi]:
         firsts = [t for _, _, t in trials if t.get("execution", 1) == 1]
         passed = sum(1 for t in firsts if t.get("status") == "PASSED")
         decided = sum(1 for t in firsts if t.get("status") in ("PASSED", "FAILED"))
-        arms = {arm: [t for t in firsts if t.get("arm") == arm and t.get("status") in ("PASSED", "FAILED")] for arm in ("with_skill", "without_skill")}
+        arms = {arm: [t for t in firsts if t.get("arm") == arm and t.get("status") in ("PASSED", "FAILED")]
+                for arm in ("with_skill", "without_skill")}
         split = " · ".join(f"{name} {sum(t.get('status') == 'PASSED' for t in arms[arm])}/{len(arms[arm])}"
                            for arm, name in (("with_skill", "with skill"), ("without_skill", "baseline")) if arms[arm])
         out.append(Kpi("Trials passed", f"{passed}/{decided}", split or f"{len(trials)} trial(s)", "", "trials"))
@@ -265,8 +268,8 @@ def failing_items(doc: Mapping[str, Any]) -> tuple[list[FailingItem], list[Faili
                 if not isinstance(t, dict) or t.get("status") not in ("FAILED", "ERROR"):
                     continue
                 run = f", run {t.get('execution')}" if (t.get("execution") or 1) > 1 else ""
-                item = FailingItem(skill=key, kind="trial",
-                                   title=f"{key} · {t.get('case', '?')} · {label(str(agent.get('agent')))} · {t.get('arm', '?')} · a{t.get('attempt', 1)}{run}",
+                where = f"{label(str(agent.get('agent')))} · {t.get('arm', '?')} · a{t.get('attempt', 1)}{run}"
+                item = FailingItem(skill=key, kind="trial", title=f"{key} · {t.get('case', '?')} · {where}",
                                    status=str(t.get("status")), reason=str(t.get("reason") or ""), trial=t,
                                    advisory=t.get("status") == "FAILED" and not blocking_t3)
                 blocking.append(item)  # a failed trial is expanded even when advisory: its evidence is the point

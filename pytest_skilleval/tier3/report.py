@@ -132,7 +132,7 @@ class AttemptRow(BaseModel):
     answer: str | None = None
     steps: list[TrialStep] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
-    cost_usd: float = 0.0
+    cost_usd: float | None = None
 
 
 class AgentTier3(BaseModel):
