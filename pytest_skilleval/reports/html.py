@@ -23,12 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import ChainableUndefined, Environment, PackageLoader, select_autoescape
+from pydantic import ValidationError
 
 from pytest_skilleval import atomic
 from pytest_skilleval.reports import charts
+from pytest_skilleval.reports import tier3 as tier3_md
 from pytest_skilleval.tier3 import stats
+from pytest_skilleval.tier3.report import AgentTier3
 
-HTML_DIR = "skilleval-report"  # `skilleval html` writes <dir of results.json>/index.html; the session the same
 PAGE = "index.html"
 FAILING = ("FAILED", "ERROR", "INCOMPLETE")
 LABELS = {"claude-code": "Claude Code", "codex": "Codex CLI", "opencode": "OpenCode", "gemini": "Gemini CLI"}
@@ -37,7 +39,7 @@ DIMENSIONS = ("security", "correctness", "discoverability", "effectiveness", "ef
 #: fields a newer writer adds (intervals, power, noise floor, not-scored counts…) are never hidden.
 SHOWN_TIER3 = {"modes", "scripted", "sandboxes", "isolated", "blocking", "attempts", "reruns", "dataset_digest", "cases", "labels",
                "agents", "verdict", "trials", "errors", "skipped", "skip_reasons"}
-SHOWN_AGENT = {"agent", "versions", "models", "arms", "lift", "verdict", "attempts"}
+SHOWN_AGENT = {"agent", "versions", "models", "arms", "lift", "verdict", "attempts", "power", "noise_floor", "overall_dimensions"}
 
 
 def _get(data: Any, *path: object, default: Any = None) -> Any:
@@ -163,17 +165,19 @@ def _checks(sk: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [c for c in sk.get("checks") or [] if isinstance(c, dict) and isinstance(c.get("result"), dict)]
 
 
+def _trigger_agents(sk: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The per-agent trigger results of a skill (``skills[].triggers.agents``, triggers/metrics.py)."""
+    t = sk.get("triggers")
+    return [a for a in _get(t, "agents", default=[]) if isinstance(a, dict) and isinstance(a.get("confusion"), dict)]
+
+
 def _trigger(doc: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Trigger recall/precision when a run measured them, wherever the writer put them."""
-    for where in (doc.get("triggers"), doc.get("trigger")):
-        if isinstance(where, dict) and ("recall" in where or "precision" in where):
-            return where
+    """Trigger recall and precision over every skill and agent that measured them (pooled counts)."""
     tp = fp = fn = tn = 0
     found = False
     for sk in _skills(doc):
-        t = sk.get("triggers") or sk.get("trigger") or _get(sk, "tier3", "triggers")
-        if isinstance(t, dict):
-            m = t.get("confusion") if isinstance(t.get("confusion"), dict) else t
+        for a in _trigger_agents(sk):
+            m = a["confusion"]
             if all(isinstance(m.get(k), int) for k in ("tp", "fp", "fn", "tn")):
                 found = True
                 tp, fp, fn, tn = tp + m["tp"], fp + m["fp"], fn + m["fn"], tn + m["tn"]
@@ -225,7 +229,8 @@ def kpis(doc: Mapping[str, Any]) -> list[Kpi]:
     trigger = _trigger(doc)
     if trigger:
         out.append(Kpi("Trigger recall / precision", f"{pct(trigger.get('recall'))} / {pct(trigger.get('precision'))}",
-                       "does the skill load when it should, and only then", "", "trigger"))
+                       f"loads when it should / only then; {trigger['tp'] + trigger['fn']} should, {trigger['fp'] + trigger['tn']} should not",
+                       "", "trigger"))
     selection = doc.get("selection")
     if isinstance(selection, dict) and selection.get("accuracy") is not None:
         out.append(Kpi("Selection accuracy", pct(selection.get("accuracy")), "judged over recorded trajectories", "", "selection"))
@@ -330,11 +335,37 @@ def cost_points(doc: Mapping[str, Any]) -> list[charts.CostPoint]:
 def confusion_charts(doc: Mapping[str, Any]) -> list[tuple[str, Any]]:
     out = []
     for sk in _skills(doc):
-        t = sk.get("triggers") or sk.get("trigger") or _get(sk, "tier3", "triggers")
-        m = t.get("confusion") if isinstance(t, dict) and isinstance(t.get("confusion"), dict) else t
-        if isinstance(m, dict) and all(isinstance(m.get(k), int) for k in ("tp", "fp", "fn", "tn")):
-            out.append((str(sk.get("key")), charts.confusion(m["tp"], m["fn"], m["fp"], m["tn"], title=f"Trigger confusion matrix: {sk.get('key')}")))
+        for a in _trigger_agents(sk):
+            m = a["confusion"]
+            if all(isinstance(m.get(k), int) for k in ("tp", "fp", "fn", "tn")):
+                name = f"{sk.get('key')} · {label(str(a.get('agent')))}"
+                out.append((name, charts.confusion(m["tp"], m["fn"], m["fp"], m["tn"], title=f"Trigger confusion matrix: {name}")))
     return out
+
+
+def _rate(rate: Any) -> str:
+    """A trigger rate with its Wilson interval: ``83% (5/6; 95% CI 44–97%)``."""
+    if not isinstance(rate, dict) or rate.get("value") is None:
+        return "—"
+    ci = f"; 95% CI {pct(rate.get('low'))}–{pct(rate.get('high'))}" if rate.get("low") is not None else ""
+    return f"{pct(rate['value'])} ({rate.get('successes', '?')}/{rate.get('n', '?')}{ci})"
+
+
+def trigger_view(sk: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [{"label": label(str(a.get("agent"))), "recall": _rate(a.get("recall")), "precision": _rate(a.get("precision")),
+             "accuracy": _rate(a.get("accuracy")), "queries": a.get("queries"), "runs": a.get("runs_per_query"),
+             "missed": a.get("missed_queries") or [], "false": a.get("false_trigger_queries") or [],
+             "flipped": a.get("flipped_queries") or [], "rivals": a.get("stealing_rivals") or {},
+             "harness": bool(_get(sk, "triggers", "harness_check"))} for a in _trigger_agents(sk)]
+
+
+def power_lines(agent: Mapping[str, Any]) -> list[str]:
+    """The Tier 3 power and A/A noise-floor sentences, worded as on the card (reports/tier3.py)."""
+    try:
+        model = AgentTier3.model_validate(agent)
+    except ValidationError:  # an older or newer shape: the fields are listed generically instead
+        return []
+    return tier3_md._power_lines(model)
 
 
 # -- per skill ----------------------------------------------------------------------------------------
@@ -355,13 +386,14 @@ def skill_view(sk: Mapping[str, Any]) -> dict[str, Any]:
         agents.append({"agent": a.get("agent"), "label": label(str(a.get("agent"))), "verdict": a.get("verdict") or "NOT SCORED",
                        "versions": ", ".join(a.get("versions") or []), "models": ", ".join(a.get("models") or []),
                        "measures": measures, "arms": arms, "attempts": [t for t in a.get("attempts") or [] if isinstance(t, dict)],
-                       "extra": _extra(a, SHOWN_AGENT)})
+                       "extra": _extra(a, SHOWN_AGENT), "power": power_lines(a),
+                       "overall_of": ", ".join(a.get("overall_dimensions") or [])})
     failing = any(c["result"].get("status") in FAILING for c in checks) or sk.get("verdict") != "PASS"
     return {"key": sk.get("key"), "name": sk.get("name"), "path": sk.get("path"), "verdict": sk.get("verdict", "?"),
             "recommended": sk.get("recommended_for_publication"), "quality": sk.get("quality_score"), "digest": sk.get("digest"),
             "tiers": [(t, _get(sk, "tiers", t, "status", default="NOT RUN")) for t in ("1", "2", "3")],
             "severity": sk.get("severity_counts") or {}, "checks": checks, "agents": agents, "tier3": sk.get("tier3"),
-            "open": failing, "findings": sum(len(c["result"].get("findings") or []) for c in checks),
+            "triggers": trigger_view(sk), "open": failing, "findings": sum(len(c["result"].get("findings") or []) for c in checks),
             "lift": next((points(r.get("delta")) for a in _agents(sk) if (r := _lift(a, "overall"))), "—")}
 
 

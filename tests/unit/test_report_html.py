@@ -128,3 +128,19 @@ def test_cli_html_writes_index_beside_results(tmp_path: Path, capsys: pytest.Cap
     assert (tmp_path / "index.html").read_text(encoding="utf-8").startswith("<!doctype html>")
     assert str(tmp_path / "index.html") in capsys.readouterr().out
     assert cli.main(["html", str(tmp_path / "missing.json")]) == 2
+
+
+def test_trigger_results_give_the_kpi_and_a_confusion_matrix() -> None:
+    d = doc()
+    rate = {"value": 0.75, "successes": 3, "n": 4, "low": 0.3, "high": 0.95}
+    d["skills"][0]["triggers"] = {"skill": "demo", "skill_name": "demo", "harness_check": True,
+                                  "agents": [{"agent": "claude-code", "queries": 6, "runs_per_query": 3,
+                                              "confusion": {"tp": 3, "fn": 1, "fp": 1, "tn": 1}, "recall": rate, "precision": rate,
+                                              "accuracy": {"value": 0.67, "successes": 4, "n": 6, "low": 0.3, "high": 0.9},
+                                              "missed_queries": ["q-2"], "false_trigger_queries": ["neg-1"]}]}
+    page = html.build(d)
+    assert {k.key: k.value for k in page.kpis}["trigger"] == "75% / 75%"
+    (name, svg), = page.confusion
+    assert name == "demo · Claude Code" and ">3<" in str(svg) and "false trigger" in str(svg)
+    text = html.render(d)
+    assert "75% (3/4; 95% CI 30%–95%)" in text and "neg-1" in text and "q-2" in text
