@@ -3,10 +3,10 @@
 Node ids read ``<skill path>::tier1::<check>``. Collection reads nothing but folder names, so it
 stays cheap on every xdist worker; a skill is loaded once per process, when its first item runs.
 
-A skill folder is untrusted. pytest imports the ``conftest.py`` of every folder it collects as a
-``pytest.Directory``, so a skill is collected by a file-system collector that is *not* a Directory
-(pytest never recurses into it), and every node builds its hook proxy from the skill's parent
-folder: nothing inside a skill is ever imported.
+A skill tree is untrusted (see ``roots.py``). pytest imports the ``conftest.py`` of every folder it
+collects as a ``pytest.Directory``, so skill trees, skill folders and the folders on the way to them
+are collected by file-system collectors that are *not* Directories (pytest never recurses into
+them), and every node uses the rootdir's hooks: nothing in a tree is ever imported.
 """
 
 from __future__ import annotations
@@ -23,19 +23,23 @@ import pytest
 from pytest_skilleval import gate, state
 from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.results import CheckResult, Status
+from pytest_skilleval.roots import find_skills, is_skill_dir
+
+__all__ = ["CheckItem", "SkillDirectory", "SkillPathway", "SkillTree", "is_skill_dir"]
 
 RESULT_PROPERTY = "skilleval.result"
 
 
-def is_skill_dir(path: Path) -> bool:
-    return (path / "SKILL.md").is_file() or (path / "skill.md").is_file()
-
-
 class _OutsideSkillHooks:
-    """Mixin: build the hook proxy from the folder above the skill (see module docstring)."""
+    """Mixin: hooks of the rootdir, the project's own, whatever folder the node lies in.
+
+    ``session.gethookproxy(path)`` imports every ``conftest.py`` from ``path`` up to the confcutdir,
+    and a node's default ``ihook`` is built from its own path: in a skill tree that would import the
+    tree's files. The rootdir's conftests are the user's (pytest loaded them already)."""
 
     path: Path
     session: pytest.Session
+    config: pytest.Config
 
     @property
     def skill_root(self) -> Path:
@@ -43,7 +47,44 @@ class _OutsideSkillHooks:
 
     @property
     def ihook(self):  # type: ignore[no-untyped-def]
-        return self.session.gethookproxy(self.skill_root.parent)
+        return self.session.gethookproxy(self.config.rootpath)
+
+
+class SkillTree(_OutsideSkillHooks, pytest.File):
+    """A folder holding skills at any depth, walked by this plugin (not pytest): only skill folders
+    become nodes; its other files, ``conftest.py`` included, are never imported or collected."""
+
+    @property
+    def skill_root(self) -> Path:
+        return self.path
+
+    def collect(self) -> Iterable[pytest.Collector]:
+        def ignored(path: Path) -> bool:  # --ignore, norecursedirs, the project's pytest_ignore_collect
+            return bool(self.ihook.pytest_ignore_collect(collection_path=path, config=self.config))
+
+        for skill in find_skills(self.path, ignored):
+            yield SkillDirectory.from_parent(self, path=skill)
+
+
+class SkillPathway(_OutsideSkillHooks, pytest.File):
+    """A folder between the project and a skill tree outside it: yields only the next folder on the
+    way to each tree, so pytest never collects (or imports) anything else around the tree."""
+
+    def __init__(self, *, trees: tuple[Path, ...], **kw: Any) -> None:
+        super().__init__(**kw)
+        self.trees = trees
+
+    @property
+    def skill_root(self) -> Path:
+        return self.path
+
+    def collect(self) -> Iterable[pytest.Collector]:
+        steps = sorted({self.path / t.relative_to(self.path).parts[0] for t in self.trees if self.path in t.parents})
+        for step in steps:
+            if step in self.trees:
+                yield (SkillDirectory if is_skill_dir(step) else SkillTree).from_parent(self, path=step)
+            else:
+                yield SkillPathway.from_parent(self, path=step, trees=self.trees)
 
 
 class SkillDirectory(_OutsideSkillHooks, pytest.File):

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from pytest_skilleval import config as config_mod
-from pytest_skilleval import hookspecs, state
+from pytest_skilleval import hookspecs, roots, state
 from pytest_skilleval.checks import CheckRegistry, UsageError
-from pytest_skilleval.collect import CheckItem, SkillDirectory, is_skill_dir
+from pytest_skilleval.collect import CheckItem, SkillDirectory, SkillPathway, SkillTree, is_skill_dir
 from pytest_skilleval.reports.session import ReportSession
 
 MARKERS = (
@@ -20,7 +20,12 @@ MARKERS = (
     "tier2: Tier 2 - semantic duplication inside and across skills",
     "tier3: Tier 3 - agent trials with and without the skill",
 )
+#: Folders named on the command line (or ini) under which skill folders are collected as skills.
 EXPLICIT_ROOTS = pytest.StashKey[tuple[Path, ...]]()
+#: Skill trees: collected only by this plugin's collectors (see roots.py).
+SKILL_TREES = pytest.StashKey[tuple[Path, ...]]()
+#: Ordinary path arguments: pytest's own, with their conftests (the user's tests).
+ORDINARY_PATHS = pytest.StashKey[tuple[Path, ...]]()
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -35,6 +40,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     importlib.import_module("pytest_skilleval.selection.plugin").add_options(parser)
     importlib.import_module("pytest_skilleval.tier3.options").add_options(parser)
     importlib.import_module("pytest_skilleval.triggers.options").add_options(parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """pytest imports the conftests of every path argument right after this: none of a skill tree."""
+    roots.take_over_arguments(early_config)
 
 
 def _builtin_check_modules() -> list[str]:
@@ -78,36 +89,66 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _route_skill_paths(config: pytest.Config, skill_paths: tuple[Path, ...]) -> None:
-    """``--skills`` paths become collection arguments; without positional args they replace testpaths."""
-    explicit = list(skill_paths)
-    from_args = config.args_source == pytest.Config.ArgsSource.ARGS
-    if from_args:
-        base = config.invocation_params.dir
-        explicit += [(base / a.split("::", 1)[0]).resolve() for a in config.args]
-    config.stash[EXPLICIT_ROOTS] = tuple(explicit)
-    if not skill_paths:
-        return
+    """``--skills`` paths and skill-tree path arguments become collection arguments for this
+    plugin's collectors; without positional args the ``--skills`` paths replace testpaths."""
     for p in skill_paths:
         if not p.exists():
             raise pytest.UsageError(f"--skills: {p} does not exist")
+    trees = list(skill_paths)
+    explicit = list(skill_paths)
+    ordinary: list[Path] = []
+    from_args = config.args_source == pytest.Config.ArgsSource.ARGS
+    if not config.option.pyargs:
+        base = config.invocation_params.dir
+        project = roots.Project(config.rootpath, base)
+        routed = []
+        for arg in config.args:
+            path = roots.argument_path(base, arg)
+            # testpaths and the invocation folder are the project's, unless they lie inside a skill
+            tree = roots.skill_tree_of_argument(path, project) if from_args else roots.enclosing_skill(path)
+            if tree is None:
+                ordinary.append(path)
+            else:
+                trees.append(tree)
+            if from_args or tree is not None:
+                explicit.append(tree or path)
+            routed.append(arg if tree in (None, path) else str(tree))  # a path inside a skill evaluates that skill
+        config.args[:] = routed
+    config.stash[EXPLICIT_ROOTS] = tuple(explicit)
+    config.stash[SKILL_TREES] = tuple(dict.fromkeys(trees))
+    config.stash[ORDINARY_PATHS] = tuple(ordinary)
+    if not skill_paths:
+        return
     wanted = [str(p) for p in skill_paths]
     if from_args:
-        present = {str((config.invocation_params.dir / a).resolve()) for a in config.args}
+        present = {str(roots.argument_path(config.invocation_params.dir, a)) for a in config.args}
         config.args.extend(w for w in wanted if w not in present)
     else:
         config.args[:] = wanted
 
 
-def _under_explicit_root(config: pytest.Config, path: Path) -> bool:
-    roots = config.stash.get(EXPLICIT_ROOTS, ())
-    return any(path == r or r in path.parents for r in roots)
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if is_skill_dir(path) and _under_explicit_root(parent.config, path):
+    config = parent.config
+    trees = config.stash.get(SKILL_TREES, ())
+    if path in trees:
+        return (SkillDirectory if is_skill_dir(path) else SkillTree).from_parent(parent, path=path)
+    if any(path in t.parents for t in trees) and not _project_path(config, path):
+        return SkillPathway.from_parent(parent, path=path, trees=trees)
+    if is_skill_dir(path) and _under_explicit_root(config, path):
         return SkillDirectory.from_parent(parent, path=path)
     return None
+
+
+def _under_explicit_root(config: pytest.Config, path: Path) -> bool:
+    explicit = config.stash.get(EXPLICIT_ROOTS, ())
+    return any(path == r or r in path.parents for r in explicit)
+
+
+def _project_path(config: pytest.Config, path: Path) -> bool:
+    """The rootdir, the invocation folder, an ordinary path argument, or a folder above one: pytest's."""
+    anchors = (config.rootpath, config.invocation_params.dir, *config.stash.get(ORDINARY_PATHS, ()))
+    return any(a == path or path in a.parents for a in anchors)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -141,8 +182,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     for item in session.items:
         if isinstance(item, CheckItem):
             by_check.setdefault(item.check.name, []).append(item.path)
-    for name, roots in by_check.items():
-        run.batcher.set_targets(name, roots)
+    for name, skill_roots in by_check.items():
+        run.batcher.set_targets(name, skill_roots)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
