@@ -21,6 +21,7 @@ from pytest_skilleval.tier3.sandboxes import LocalSandbox, RunSpec
 from pytest_skilleval.tier3.trial import TrialRunner, TrialUnavailable
 
 PY = sys.executable
+REPO = Path(__file__).resolve().parents[2]
 ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
 
 
@@ -53,7 +54,7 @@ def test_filesystem_is_read_only_but_for_the_trial(bwrap: LocalSandbox, dirs: tu
     (hidden / "secret-skill").mkdir(parents=True)
     try:
         code, out = sh(bwrap, f"touch /usr/skilleval-x 2>/dev/null && echo ROOT-WRITABLE; echo hi > {dirs[0]}/made.txt; "
-                              f"test -e {host_tmp} && echo HOST-TMP-VISIBLE; ls -A {hidden}; echo done", dirs, hidden=(hidden,))
+                              f"test -e {host_tmp} && echo HOST-TMP-VISIBLE; ls -A {hidden} 2>/dev/null; echo done", dirs, hidden=(hidden,))
     finally:
         host_tmp.unlink()
     assert code == 0 and out.strip().endswith("done"), out
@@ -117,3 +118,25 @@ def test_unconfined_trials_are_refused_unless_allowed(tmp_path: Path, monkeypatc
     TrialRunner(Gateway(GatewayConfig()), plain, Tier3Settings(allow_unsandboxed=True)).check(ClaudeCode())  # allowed: no raise
     if shutil.which("bwrap") is None:
         assert not LocalSandbox().isolated
+
+
+def test_host_home_checkout_and_shadow_stay_outside(bwrap: LocalSandbox, dirs: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    """Only system folders, the command's install folder and the trial's folders are there: canaries in the
+    host's HOME, the checkout and a neighbouring workspace, and /etc/shadow, cannot be read."""
+    token, name = uuid.uuid4().hex, uuid.uuid4().hex
+    canaries = [Path(os.path.expanduser("~")) / f".skilleval-canary-{name}", REPO / f".skilleval-canary-{name}",
+                tmp_path / "other-workspace" / "canary"]
+    canaries[2].parent.mkdir()
+    for n, path in enumerate(canaries):
+        path.write_text(f"CANARY-{n}-{token}\n")
+    try:
+        reads = " ".join(f"cat {p};" for p in [*canaries, Path("/etc/shadow"), Path("/etc/ssl/private")])
+        code, out = sh(bwrap, f"{reads} ls -A /root /home /work 2>&1; echo done", dirs)
+    finally:
+        for path in canaries:
+            path.unlink()
+    assert code == 0 and "done" in out, out
+    assert token not in out, out
+    assert out.count("No such file or directory") >= 5, out
+    if os.access("/etc/shadow", os.R_OK):
+        assert Path("/etc/shadow").read_text().splitlines()[0] not in out

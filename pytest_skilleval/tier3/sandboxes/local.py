@@ -1,10 +1,14 @@
 """The ``local`` sandbox: bubblewrap when it works here, else a plain subprocess (only if allowed).
 
-Under bubblewrap the agent sees the host's root read-only, a private ``/tmp``, ``/dev`` and
-``/proc``, its own PID/IPC/UTS namespaces, and writable binds of exactly the trial's workspace,
-HOME and TMPDIR. Its network namespace holds nothing but loopback; the gateway is reached through
-a Unix-socket bridge (bridge.py + relay.py), so a forgotten telemetry switch fails instead of
-leaking. The real user's skill folders are hidden behind empty tmpfs mounts.
+Under bubblewrap the agent sees only what it needs, never the host's root: the system's program
+and library folders (``/usr`` and its ``/bin``, ``/lib`` links) read-only, the few ``/etc`` files
+name resolution, users, time zones and TLS need (:data:`ETC_FILES`; never ``/etc/shadow`` or
+``/etc/ssl/private``), the install folders of the programs it runs (the agent CLI's npm prefix,
+Node, the interpreter of the gateway relay) read-only, a private ``/tmp``, ``/dev`` and ``/proc``,
+its own PID/IPC/UTS namespaces, and writable binds of exactly the trial's workspace, HOME and
+TMPDIR. Nothing of ``/root``, ``/home``, the project checkout or any other workspace is there. Its
+network namespace holds nothing but loopback; the gateway is reached through a Unix-socket bridge
+(bridge.py + relay.py), so a forgotten telemetry switch fails instead of leaking.
 
 Without bubblewrap (or where user namespaces are off) the trial runs as a plain subprocess with the
 same private HOME and environment but no confinement; the trial runner refuses that unless
@@ -27,6 +31,8 @@ from pytest_skilleval.tier3.sandboxes.bridge import UnixBridge
 from pytest_skilleval.tier3.sandboxes.process import run_process
 
 RELAY = Path(__file__).with_name("relay.py")
+#: Where the gateway relay's interpreter is bound inside the sandbox (the relay script sits beside it).
+RELAY_PYTHON = Path("/run/skilleval/python")
 PROBE_TIMEOUT_S = 30.0
 
 
@@ -42,6 +48,16 @@ def probe_bwrap(path: str) -> tuple[str | None, str | None]:
     if done.returncode != 0:
         return None, f"bubblewrap at {path} cannot create a sandbox here: {done.stderr.strip()[:300]}"
     return (version[0] if version else "unknown"), None
+
+
+#: Read-only system folders: programs and libraries (merged-/usr links are recreated as links).
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+#: The /etc entries programs need to start, resolve names, know users and time, and verify TLS.
+ETC_FILES = ("passwd", "group", "nsswitch.conf", "hosts", "host.conf", "resolv.conf", "gai.conf", "localtime", "timezone",
+             "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl/certs", "ssl/openssl.cnf", "ca-certificates",
+             "ca-certificates.conf", "pki/tls/certs", "pki/ca-trust", "mime.types", "protocols", "services", "os-release")
+#: Runtimes an agent CLI starts through ``#!/usr/bin/env``: their install folder is bound when it is not a system folder.
+RUNTIMES = ("node",)
 
 
 class LocalSandbox(Sandbox):
@@ -65,8 +81,8 @@ class LocalSandbox(Sandbox):
     def describe(self) -> str:
         if self.isolated:
             assert self._bwrap is not None
-            return (f"local: bubblewrap {probe_bwrap(self._bwrap)[0]} (read-only root, private /tmp and HOME, "
-                    "network: the gateway only)")
+            return (f"local: bubblewrap {probe_bwrap(self._bwrap)[0]} (system folders and the agent read-only; no host home or "
+                    "checkout; private /tmp and HOME; network: the gateway only)")
         return f"local: UNSANDBOXED subprocess (private HOME and environment only; {self.bwrap_problem})"
 
     def run(self, spec: RunSpec) -> RunResult:
@@ -77,23 +93,38 @@ class LocalSandbox(Sandbox):
     def wrap(self, spec: RunSpec) -> list[str]:
         """The bubblewrap command line around ``spec.argv``."""
         assert self._bwrap is not None
-        argv = [self._bwrap, "--die-with-parent", "--new-session", "--unshare-all",
-                "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-        for folder in _runtime_under_tmp(spec.argv[:1]):  # the private /tmp must not hide our own interpreter
-            argv += ["--ro-bind", str(folder), str(folder)]
-        for folder in spec.writable:  # after --tmpfs /tmp: binds under /tmp land on top of it
-            argv += ["--bind", str(folder), str(folder)]
-        for folder in spec.hidden:
-            if folder.is_dir() and not any(folder == w or w in folder.parents for w in spec.writable):
-                argv += ["--tmpfs", str(folder)]
+        argv = [self._bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        argv += _system_binds()
         command = list(spec.argv)
+        programs = [command[0]] if command else []
         if spec.network == "gateway":
             if spec.gateway is None:
                 raise ValueError("network='gateway' needs the gateway's (host, port)")
             bridge = self._bridge(spec.gateway)
             argv += ["--bind", str(bridge.folder), str(bridge.folder)]
-            # -I -S: the relay is stdlib only; no site-packages, no PYTHON* variables, fast start.
-            command = [sys.executable, "-I", "-S", str(RELAY), str(spec.gateway[1]), str(bridge.path), "--", *command]
+            # -I -S: the relay is stdlib only; no site-packages, no PYTHON* variables, fast start. The real
+            # interpreter's install folder and the relay are bound under /run/skilleval, so where they live
+            # on the host (a home's pyenv, the checkout) shows nowhere in the sandbox.
+            python, prefix = Path(os.path.realpath(sys.executable)), Path(os.path.realpath(sys.base_prefix))
+            if prefix in python.parents and not _is_system(python):
+                argv += ["--ro-bind", str(prefix), str(RELAY_PYTHON)]
+                python = RELAY_PYTHON / python.relative_to(prefix)
+            else:
+                programs.append(str(python))
+            relay = RELAY_PYTHON.parent / RELAY.name
+            argv += ["--ro-bind", str(RELAY), str(relay)]
+            command = [str(python), "-I", "-S", str(relay), str(spec.gateway[1]), str(bridge.path), "--", *command]
+        programs += [found for name in RUNTIMES if (found := shutil.which(name, path=spec.env.get("PATH", os.defpath)))]
+        bound = list(spec.writable)
+        for source, dest in _install_binds(programs):  # after --tmpfs /tmp: binds under /tmp land on top of it
+            if not any(dest == b or b in dest.parents for b in bound):
+                argv += ["--ro-bind", str(source), str(dest)]
+                bound.append(dest)
+        for folder in spec.writable:
+            argv += ["--bind", str(folder), str(folder)]
+        for folder in spec.hidden:  # the real user's skill folders, where a bound folder would show them
+            if folder.is_dir() and any(b in folder.parents for b in bound) and not any(folder == w or w in folder.parents for w in spec.writable):
+                argv += ["--tmpfs", str(folder)]
         return argv + ["--chdir", str(spec.cwd), "--", *command]
 
     def _bridge(self, target: tuple[str, int]) -> UnixBridge:
@@ -109,18 +140,53 @@ class LocalSandbox(Sandbox):
             self._bridges.clear()
 
 
-def _runtime_under_tmp(commands: Sequence[str]) -> list[Path]:
-    """Folders under /tmp that the sandboxed process needs read-only: the venv (the gateway relay runs
-    on this interpreter), this package, and the agent binary. A checkout under /tmp (as CI clones may
-    be) would otherwise vanish behind the private /tmp."""
-    tmp = Path("/tmp")
-    wanted = [Path(sys.prefix), Path(__file__).resolve().parent.parent.parent]
-    wanted += [Path(os.path.realpath(c)).parent for c in commands if os.path.isabs(c) or os.sep in c]
-    out: list[Path] = []
-    for path in wanted:
-        path = Path(os.path.realpath(path))
-        if tmp in path.parents and path.exists():
-            top = tmp / path.relative_to(tmp).parts[0]  # the checkout or venv folder as a whole
-            if top not in out:
-                out.append(top)
+def _system_binds() -> list[str]:
+    """Read-only binds of the system folders and the needed /etc entries that exist here."""
+    out: list[str] = []
+    for folder in SYSTEM_DIRS:
+        if os.path.islink(folder):  # merged /usr: /bin -> usr/bin
+            out += ["--symlink", os.readlink(folder), folder]
+        elif os.path.isdir(folder):
+            out += ["--ro-bind", folder, folder]
+    for name in ETC_FILES:
+        path = os.path.join("/etc", name)
+        if os.path.exists(path):
+            out += ["--ro-bind", path, path]
+    return out
+
+
+def _is_system(path: Path) -> bool:
+    return any(path == Path(d) or Path(d) in path.parents for d in SYSTEM_DIRS)
+
+
+def _install_folder(program: Path) -> Path:
+    """The folder a program was installed into: an npm prefix (above ``node_modules``), a ``bin``'s
+    prefix (a venv, ``/opt/node``), else its own folder."""
+    parts = program.parts
+    if "node_modules" in parts:
+        return Path(*parts[:parts.index("node_modules")])
+    return program.parent.parent if program.parent.name == "bin" else program.parent
+
+
+def _never_whole(folder: Path) -> bool:
+    """Folders too wide to bind as an install folder: the root, homes and their parents."""
+    homes = {Path(os.path.expanduser("~")), Path("/root"), Path("/home")}
+    return folder == Path("/") or folder in homes or any(folder in h.parents for h in homes) or Path("/home") == folder.parent
+
+def _install_binds(programs: Sequence[str]) -> list[tuple[Path, Path]]:
+    """(host source, sandbox path) for each program's install folder outside the system folders, at the
+    path the command names it by and at its real path (so both its links and ``realpath`` resolve)."""
+    out: list[tuple[Path, Path]] = []
+    for program in programs:
+        given = Path(os.path.abspath(program))
+        real = Path(os.path.realpath(given))
+        for path in (given, real):
+            if _is_system(path) and _is_system(real):
+                continue
+            folder = _install_folder(path)
+            if _never_whole(folder):
+                folder = path.parent if not _never_whole(path.parent) else path
+            source = Path(os.path.realpath(folder))
+            if source.exists() and (source, folder) not in out:
+                out.append((source, folder))
     return out
