@@ -199,6 +199,8 @@ def _render(statuses: Sequence[ToolStatus], errors: Sequence[str]) -> str:
 #: and ``run(args) -> int``; it is imported only when its command runs.
 COMMANDS = {
     "html": ("pytest_skilleval.reports.html", "render index.html from a results.json (or a report dir)"),
+    "aggregate": ("pytest_skilleval.catalog.aggregate", "catalog means of skill lift per dimension from BENCHMARK.md cards, "
+                  "benchmarks.json or results.json, under each weighting"),
 }
 
 

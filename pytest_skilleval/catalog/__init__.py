@@ -1,0 +1,1 @@
+"""Catalog-level reading and aggregation of published benchmark results (cards, benchmarks.json)."""
