@@ -67,6 +67,11 @@ class GatewayConfig:
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     log_bodies: bool = True  # request bodies in the log: what Tier 3 asserts skill listings on
     host: str = "127.0.0.1"
+    #: Upstream failures in a row that end a trial as an outage (0: never); gateway/outage.py.
+    upstream_failures: int = 3
+    #: Trials in a row ended by an outage after which no new trial starts against that upstream (0: never).
+    breaker_trials: int = 2
+    breaker_cooldown_s: float = 60.0  # then one trial is let through as a probe
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

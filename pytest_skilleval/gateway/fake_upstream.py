@@ -4,7 +4,7 @@ It speaks all four protocols with scripted replies (same :class:`Script` rules a
 and can misbehave on demand, because the proxy's fault handling is only believable when tested
 against a server that really times out, rate-limits, breaks JSON or drops a stream:
 
-``fault`` = None | "429" | "500" | "malformed" | "timeout" (answer after ``delay_s``)
+``fault`` = None | "400" | "429" | "500" | "malformed" | "timeout" (answer after ``delay_s``)
 | "drop" (close mid-body / mid-stream) | "stall" (stop mid-stream for ``delay_s``).
 """
 
@@ -22,7 +22,7 @@ from pytest_skilleval.gateway.protocols import for_path
 from pytest_skilleval.gateway.protocols.base import dumps
 from pytest_skilleval.gateway.script import Script
 
-FAULTS = (None, "429", "500", "malformed", "timeout", "drop", "stall")
+FAULTS = (None, "400", "429", "500", "malformed", "timeout", "drop", "stall")
 
 
 class FakeUpstream:
@@ -92,7 +92,7 @@ class _Handler(BaseHTTPRequestHandler):
         fault = up.fault
         if fault == "timeout":
             time.sleep(up.delay_s)
-        if fault in ("429", "500"):
+        if fault in ("400", "429", "500"):
             status = int(fault)
             self._send(status, dumps(protocol.error_body(status, f"fake upstream {status}")), {"retry-after": "0"})
         elif fault == "malformed":

@@ -31,6 +31,12 @@ OPTIONS = (
            "Folder (relative to rootdir) of record/replay cassettes, one JSON file per trial."),
     Option("skilleval_budget_usd", "--skilleval-budget-usd", "SKILLEVAL_BUDGET_USD", None,
            "Stop starting trials once this many USD were spent on real (proxy/record) model calls in this run.", "float"),
+    Option("skilleval_upstream_failures", "--skilleval-upstream-failures", "SKILLEVAL_UPSTREAM_FAILURES", 3,
+           "End a trial as an infrastructure ERROR after this many upstream failures in a row (5xx, 4xx, timeout, "
+           "stalled stream); 0 never does.", "int"),
+    Option("skilleval_circuit_breaker", "--skilleval-circuit-breaker", "SKILLEVAL_CIRCUIT_BREAKER", 2,
+           "Stop starting trials against an upstream after this many trials in a row were ended by an outage "
+           "(one probe trial per minute after that); 0 never does.", "int"),
     Option("skilleval_gateway_prices", "--skilleval-gateway-prices", "SKILLEVAL_GATEWAY_PRICES", None,
            "A JSON price table replacing the built-in one (USD per million tokens)."),
 )
@@ -62,6 +68,9 @@ def config_from_pytest(config: pytest.Config) -> GatewayConfig:
     budget = values["skilleval_budget_usd"]
     if not timeout > 0 or (budget is not None and budget < 0):
         raise pytest.UsageError("--skilleval-gateway-timeout must be positive and --skilleval-budget-usd not negative")
+    failures, breaker = int(values["skilleval_upstream_failures"]), int(values["skilleval_circuit_breaker"])
+    if failures < 0 or breaker < 0:
+        raise pytest.UsageError("--skilleval-upstream-failures and --skilleval-circuit-breaker must be >= 0")
     upstreams = upstreams_from_env(_pairs("--skilleval-gateway-upstream", values["skilleval_gateway_upstream"] or ""),
                                    _pairs("--skilleval-gateway-key-env", values["skilleval_gateway_key_env"] or ""))
     log_dir, cassettes, prices = values["skilleval_gateway_log_dir"], values["skilleval_cassette_dir"], values["skilleval_gateway_prices"]
@@ -71,4 +80,5 @@ def config_from_pytest(config: pytest.Config) -> GatewayConfig:
                          log_dir=config.invocation_params.dir / log_dir if log_dir else None,
                          cassette_dir=config.rootpath / cassettes if cassettes else None,
                          budget_usd=float(budget) if budget is not None else None,
-                         prices=Path(prices) if prices else None, run_id=str(run_id))
+                         prices=Path(prices) if prices else None, run_id=str(run_id), upstream_failures=failures,
+                         breaker_trials=breaker)

@@ -45,8 +45,10 @@ class Step(BaseModel):
 
     @model_validator(mode="after")
     def _not_empty(self) -> Step:
-        if not self.text and not self.calls():
-            raise ValueError("a step needs text or a tool call")
+        # An explicit ``text: ""`` is an empty reply (a model that says nothing: Tier 3's "no output" rule);
+        # a step with neither key is a mistake.
+        if "text" not in self.model_fields_set and not self.calls():
+            raise ValueError("a step needs text or a tool call (text: \"\" for an empty reply)")
         return self
 
     def calls(self) -> tuple[ScriptedCall, ...]:

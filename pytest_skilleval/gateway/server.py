@@ -27,6 +27,7 @@ from pytest_skilleval.gateway.handler import BadRequest, Handler, read_body, sen
 from pytest_skilleval.gateway.metering import Budget, PriceTable, RequestLog
 from pytest_skilleval.gateway.modes import Mode, ProxyMode, RecordMode, ReplayMode, ScriptedMode
 from pytest_skilleval.gateway.modes.pool import ConnectionPool
+from pytest_skilleval.gateway.outage import CircuitBreaker
 from pytest_skilleval.gateway.protocols import for_path
 from pytest_skilleval.gateway.protocols.base import dumps
 from pytest_skilleval.gateway.script import Script
@@ -55,6 +56,7 @@ class Gateway:
         self.scrubber = Scrubber(self.config.real_keys())
         self.pool = ConnectionPool()  # keep-alive upstream connections, shared by every proxy/record trial
         self.trials: list[Trial] = []
+        self.breaker = CircuitBreaker(self.config.breaker_trials, self.config.breaker_cooldown_s)
         self.refused: list[dict[str, Any]] = []  # requests without a live token
         self.egress: list[dict[str, Any]] = []  # attempts to use the gateway as a proxy to elsewhere
         self._server: ThreadingHTTPServer | None = None
@@ -146,6 +148,7 @@ class Gateway:
         self.tokens.revoke(trial.token)
         trial.wait_idle()  # requests already inside finish and are logged before the trial is summed up
         trial.closed = True
+        self.breaker.trial_ended(trial.families, trial.outage, trial.answered)
         for problem in trial.mode.close():
             trial.diverged(problem)
         self._gateway_log.write({"event": "trial_closed", **trial.summary()})
@@ -211,7 +214,10 @@ class Gateway:
         ex = Exchange(handler, method, path, query, headers, body, payload, protocol, request, trial)
         trial.begin()
         try:
-            trial.mode.handle(ex)
+            if trial.outage:  # ended for an outage: nothing more reaches the upstream; 400 so no client retries it
+                ex.send_error(400, "trial_ended", f"skilleval gateway: trial ended after an upstream outage: {trial.outage}")
+            else:
+                trial.mode.handle(ex)
         except Exception as exc:  # noqa: BLE001 - a bug in a mode must become an error response, not a hung client
             if ex.status == 0:
                 ex.send_error(500, "gateway_error", f"skilleval gateway failed: {exc!r}")

@@ -13,6 +13,7 @@ from pytest_skilleval.gateway.config import GatewayConfig
 from pytest_skilleval.gateway.exchange import Exchange
 from pytest_skilleval.gateway.metering import Budget, PriceTable, RequestLog
 from pytest_skilleval.gateway.modes.base import Mode
+from pytest_skilleval.gateway.outage import FailureCounter
 from pytest_skilleval.gateway.protocols.base import Usage
 from pytest_skilleval.gateway.scrub import Scrubber
 from pytest_skilleval.gateway.tokens import ScopedToken
@@ -51,6 +52,9 @@ class Trial:
         self.entries: list[dict[str, Any]] = []
         self.divergences: list[str] = []
         self.closed = False
+        # Upstream failures in a row; at the configured limit the trial is ended (outage.py).
+        self.failures = FailureCounter(gateway.config.upstream_failures)
+        self.ended = threading.Event()  # set when the gateway ended the trial: the runner stops the agent
         self._lock = threading.Lock()
         self._inflight = 0
         self._idle = threading.Condition(self._lock)
@@ -103,7 +107,7 @@ class Trial:
         billed = self.mode.billed and cost > 0
         entry: dict[str, Any] = {
             "ts": dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds"), "trial": self.name, "token_id": self.token.id,
-            "mode": self.mode.name, "protocol": ex.protocol.name, "method": ex.method, "path": ex.path,
+            "mode": self.mode.name, "protocol": ex.protocol.name, "family": ex.protocol.family, "method": ex.method, "path": ex.path,
             "model": ex.request.model, "stream": ex.request.stream, "status": ex.status,
             "tokens_in": ex.usage.input_tokens, "tokens_out": ex.usage.output_tokens, "tokens_cached": ex.usage.cached_tokens,
             "latency_ms": ex.latency_ms, "cost_usd": cost, "price": price, "billed": billed,
@@ -120,8 +124,25 @@ class Trial:
             with self._idle:
                 self.entries.append(entry)
                 self._inflight -= 1
+                if self.failures.observe(entry):
+                    self.ended.set()
                 self._idle.notify_all()
         return entry
+
+    @property
+    def outage(self) -> str | None:
+        """Why the gateway ended this trial early (upstream failures in a row), or None."""
+        return self.failures.outage
+
+    @property
+    def families(self) -> set[str]:
+        """The upstream families (anthropic, openai, gemini) this trial's requests went to."""
+        return {str(e["family"]) for e in list(self.entries) if e.get("family")}
+
+    @property
+    def answered(self) -> bool:
+        """At least one request got a good answer."""
+        return any(e["status"] == 200 and not e["error"] for e in list(self.entries))
 
     @property
     def usage(self) -> Usage:
@@ -147,4 +168,4 @@ class Trial:
         usage = self.usage
         return {"trial": self.name, "token_id": self.token.id, "mode": self.mode.name, "requests": len(self.entries),
                 "tokens_in": usage.input_tokens, "tokens_out": usage.output_tokens, "cost_usd": self.cost_usd,
-                "errors": sum(1 for e in self.entries if e["error"]), "divergences": list(self.divergences)}
+                "errors": sum(1 for e in self.entries if e["error"]), "divergences": list(self.divergences), "outage": self.outage}

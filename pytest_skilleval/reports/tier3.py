@@ -10,6 +10,7 @@ a harness check on every one of these, and never recommends publication.
 from __future__ import annotations
 
 from pytest_skilleval.tier3 import stats
+from pytest_skilleval.tier3.cases import DIGEST_ALGORITHM
 from pytest_skilleval.tier3.report import MEASURES, AgentTier3, ArmStats, LiftRow, Tier3Report
 
 HARNESS_CHECK = "harness check — not a model measurement"
@@ -73,7 +74,8 @@ def metadata_lines(t3: Tier3Report) -> list[str]:
     lines = [f"- Agents: {agents or 'none'}",
              f"- Tier 3 gateway mode: {mode}",
              f"- Tasks: {t3.cases} evaluation case(s) ({labels})",
-             f"- Dataset digest: `{t3.dataset_digest}` (pytest-skilleval-cases/1)" if t3.dataset_digest else "- Dataset digest: not recorded",
+             f"- Dataset digest: `{t3.dataset_digest}` ({DIGEST_ALGORITHM}: the cases and their input files)" if t3.dataset_digest
+             else "- Dataset digest: not recorded",
              f"- Attempts per case and arm: {attempts}",
              f"- Sandbox: {'; '.join(t3.sandboxes) or 'none ran'}",
              f"- Tier 3 trials: {t3.trials} run, {t3.errors} errored, {t3.skipped} skipped; "

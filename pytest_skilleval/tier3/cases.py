@@ -6,7 +6,8 @@ This is the API Tier 3 builds items from::
     for case in case_set:                 # EvalCase: frozen, typed
         case.prompt, case.assertions, case.label, case.script_for("codex"), case.files
     case_set.problems / case_set.findings()   # located by file, line, case and field
-    case_set.digest()                     # "sha256:…" over the normalised cases, for cards
+    case_set.digest()                     # "sha256:…" over the normalised cases and their input files, for cards
+    case_set.case_digest(case)            # the same for one case (the baseline cache's key)
 
 Where cases are looked for: ``evals/evals.{json,jsonl,yaml,yml}`` (and the legacy
 ``eval/dataset.*``/``eval/evals.*``) first, then every other ``.json/.jsonl/.yaml/.yml`` at the top
@@ -23,9 +24,10 @@ import hashlib
 import json
 import posixpath
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_skilleval import safefs
 from pytest_skilleval.results import Finding, Severity
 from pytest_skilleval.safefs import EntryKind
 from pytest_skilleval.skill import Skill
@@ -44,14 +46,15 @@ from pytest_skilleval.tier3.case_formats.model import (
 from pytest_skilleval.tier3.case_formats.normalise import FileContext, normalise
 
 __all__ = ["Assertion", "CaseSet", "EvalCase", "EvalFile", "Label", "Problem", "Script", "ScriptStep", "SourceRef",
-           "discover", "load_cases", "load_file"]
+           "case_inputs", "discover", "input_digests", "load_cases", "load_file"]
 
 EVAL_DIRS = ("evals", "eval")
 PRIMARY_STEMS = {"evals": ("evals",), "eval": ("evals", "dataset")}
 SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
 #: Files at the top of an eval folder that are evaluator settings or trigger sets (triggers/sets.py), not cases.
 NOT_CASE_FILES = frozenset({"config.yml", "config.yaml", "triggers.json", "triggers.jsonl", "triggers.yaml", "triggers.yml"})
-DIGEST_ALGORITHM = "pytest-skilleval-cases/1"
+#: /2: the digest covers the bytes of each case's input files too (editing evals/files/sales.csv changes it).
+DIGEST_ALGORITHM = "pytest-skilleval-cases/2"
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,8 @@ class CaseSet:
     cases: tuple[EvalCase, ...]
     problems: tuple[Problem, ...]
     files: tuple[EvalFile, ...]
+    #: Per case id: its input files (skill-relative) -> "sha256:…" of their bytes, or "unreadable: why".
+    inputs: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def __iter__(self) -> Iterator[EvalCase]:
         return iter(self.cases)
@@ -87,10 +92,16 @@ class CaseSet:
                 "invalid": sum(f.found for f in self.files) - len(self.cases)}
 
     def digest(self) -> str:
-        """sha256 over the normalised cases in load order; unchanged by moving cases within a file."""
-        payload = {"algorithm": DIGEST_ALGORITHM, "cases": [c.digest_view() for c in self.cases]}
-        text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-        return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+        """sha256 over the normalised cases in load order and the bytes of their input files;
+        unchanged by moving cases within a file, changed by editing any input file."""
+        return _sha256({"algorithm": DIGEST_ALGORITHM, "cases": [self._view(c) for c in self.cases]})
+
+    def case_digest(self, case: EvalCase) -> str:
+        """The same digest for one case: its normalised content and its input files' bytes."""
+        return _sha256({"algorithm": DIGEST_ALGORITHM, "case": self._view(case)})
+
+    def _view(self, case: EvalCase) -> dict[str, Any]:
+        return {**case.digest_view(), "input_digests": self.inputs.get(case.id, {})}
 
     def findings(self) -> list[Finding]:
         return [p.finding() for p in self.problems]
@@ -147,7 +158,35 @@ def load_cases(skill: Skill) -> CaseSet:
                 continue
             seen[case.id] = case
             cases.append(case)
-    return CaseSet(skill.name, tuple(cases), tuple(problems), tuple(files))
+    return CaseSet(skill.name, tuple(cases), tuple(problems), tuple(files), {c.id: input_digests(skill, c) for c in cases})
+
+
+def case_inputs(skill: Skill, case: EvalCase) -> list[str]:
+    """Skill-relative paths of the case's inputs: its ``files``, or (not given) all of ``<eval dir>/files/``."""
+    if case.files is not None:
+        return list(case.files)
+    prefix = posixpath.join(posixpath.dirname(case.source.file), "files") + "/"
+    return [e.rel for e in skill.inventory.files() if e.rel.startswith(prefix)]
+
+
+def input_digests(skill: Skill, case: EvalCase) -> dict[str, str]:
+    """Each input file of ``case`` -> "sha256:…" of its bytes (through the safe reader), or why it is unreadable."""
+    out: dict[str, str] = {}
+    for rel in sorted(case_inputs(skill, case)):
+        entry = skill.entry(rel)
+        if entry is None or entry.kind is not EntryKind.FILE:
+            out[rel] = "unreadable: not a regular file in the skill"
+            continue
+        try:
+            out[rel] = "sha256:" + hashlib.sha256(safefs.read_bytes(skill.root, rel, skill.limits)).hexdigest()
+        except safefs.ReadError as exc:
+            out[rel] = f"unreadable: {exc.finding.message}"
+    return out
+
+
+def _sha256(payload: dict[str, Any]) -> str:
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
 def load_file(skill: Skill, rel: str, *, primary: bool = True) -> tuple[EvalFile, list[EvalCase], list[Problem]]:

@@ -38,6 +38,9 @@ OPTIONS = (
            "Seconds one agent run may take; then its whole process tree is killed.", "float"),
     Option("skilleval_max_turns", "--skilleval-max-turns", "SKILLEVAL_MAX_TURNS", 25,
            "Turn limit passed to the CLIs that have one (Claude Code --max-turns, Gemini maxSessionTurns).", "int"),
+    Option("skilleval_infra_retries", "--skilleval-infra-retries", "SKILLEVAL_INFRA_RETRIES", 1,
+           "Run a trial again (up to N times) when it ERRORed for an infrastructure cause (outage, crashed sandbox, the agent's "
+           "API error), before it is recorded; never counted as an attempt or a rerun.", "int"),
     Option("skilleval_agent_models", "--skilleval-agent-models", "SKILLEVAL_AGENT_MODELS", "",
            "Models per agent for proxy/record runs, 'agent=model,...' (default: each adapter's)."),
     Option("skilleval_agents_dir", "--skilleval-agents-dir", "SKILLEVAL_AGENTS_DIR", str(DEFAULT_AGENTS_DIR),
@@ -62,6 +65,7 @@ class Tier3Settings:
     block: bool = False
     timeout_s: float = 300.0
     max_turns: int = 25
+    infra_retries: int = 1
     models: dict[str, str] = field(default_factory=dict)
     agents_dirs: tuple[Path, ...] = ()
     gateway_mode: str = "scripted"
@@ -78,8 +82,9 @@ class Tier3Settings:
         enabled = bool(agents_spec) or bool(values["skilleval_tier3"])
         agents = tuple(a.strip() for a in str(agents_spec or DEFAULT_AGENT).split(",") if a.strip())
         attempts, turns, timeout = values["skilleval_attempts"], values["skilleval_max_turns"], values["skilleval_trial_timeout"]
-        if attempts < 1 or turns < 1 or not timeout > 0:
-            raise pytest.UsageError("--skilleval-attempts and --skilleval-max-turns must be >= 1, --skilleval-trial-timeout positive")
+        if attempts < 1 or turns < 1 or not timeout > 0 or values["skilleval_infra_retries"] < 0:
+            raise pytest.UsageError("--skilleval-attempts and --skilleval-max-turns must be >= 1, --skilleval-trial-timeout positive, "
+                                    "--skilleval-infra-retries >= 0")
         models: dict[str, str] = {}
         for pair in filter(None, (p.strip() for p in str(values["skilleval_agent_models"] or "").split(","))):
             agent, sep, model = pair.partition("=")
@@ -94,5 +99,6 @@ class Tier3Settings:
         return cls(enabled=enabled, agents=agents, attempts=int(attempts),
                    arms=ARMS[:1] if values["skilleval_skip_baseline"] else ARMS, sandbox=str(values["skilleval_sandbox"]).strip(),
                    allow_unsandboxed=bool(values["skilleval_allow_unsandboxed"]), block=bool(values["skilleval_block_on_agent_eval"]),
-                   timeout_s=float(timeout), max_turns=int(turns), models=models, agents_dirs=dirs, gateway_mode=gateway,
+                   timeout_s=float(timeout), max_turns=int(turns), infra_retries=int(values["skilleval_infra_retries"]),
+                   models=models, agents_dirs=dirs, gateway_mode=gateway,
                    reruns=int(config.getoption("reruns", None) or 0))

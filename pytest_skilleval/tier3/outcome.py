@@ -46,6 +46,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pytest_skilleval.gateway.outage import describe as describe_failure
+from pytest_skilleval.gateway.outage import is_upstream_failure as upstream_failed
+
 Status = Literal["PASSED", "FAILED", "ERROR", "NOT_SCORED", "SKIPPED"]
 #: What grading can conclude (a trial that did not run is never graded).
 GradeStatus = Literal["PASSED", "FAILED", "ERROR", "NOT_SCORED"]
@@ -67,8 +70,7 @@ PASS_THRESHOLD = 0.5  # the anchor's pass_threshold, used only when no assertion
 TASK_DIMENSIONS = ("correctness", "effectiveness")
 #: Exit codes a shell-style wrapper (bwrap, docker) reports for a child killed by SIGKILL / SIGTERM.
 KILLED_EXIT_CODES = frozenset({128 + 9, 128 + 15})
-#: Gateway error codes that mean the upstream model API failed (proxy/record modes).
-UPSTREAM_ERROR_PREFIX = "upstream_"
+#: Gateway error codes of an upstream that stopped answering (rule 2: then a timeout is not the agent's).
 STALL_ERRORS = frozenset({"upstream_timeout", "upstream_stream_broken"})
 
 
@@ -134,17 +136,6 @@ class RunFacts:
     api_error_status: int | None = None  # the harness said a model API call failed with this HTTP status
     max_turns_reached: bool = False  # the harness said it stopped at its turn limit
     requests: Sequence[Mapping[str, Any]] = ()  # the gateway's log entries of this trial, in order
-
-
-def upstream_failed(entry: Mapping[str, Any]) -> bool:
-    """A gateway log entry whose upstream failed (HTTP error, timeout, unreadable or broken answer)."""
-    error = str(entry.get("error") or "")
-    return error.startswith(UPSTREAM_ERROR_PREFIX) or error == "no_upstream_key"
-
-
-def describe_failure(entry: Mapping[str, Any]) -> str:
-    detail = str(entry.get("detail") or "").strip().replace("\n", " ")
-    return f"HTTP {entry.get('status')} {entry.get('error')}" + (f" ({detail[:160]})" if detail else "")
 
 
 def infrastructure_failure(facts: RunFacts) -> str | None:

@@ -31,6 +31,7 @@ from pytest_skilleval.gateway import Trial
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier3.agents.base import Agent
 from pytest_skilleval.tier3.case_formats.model import EvalCase
+from pytest_skilleval.tier3.cases import case_inputs
 
 WITH_SKILL, WITHOUT_SKILL = "with_skill", "without_skill"
 #: Host variables whose *values* must never reach an agent, whatever name they travel under.
@@ -98,14 +99,6 @@ def stage_inputs(workspace: Path, skill: Skill, rels: Iterable[str], skipped: li
         _write(workspace, rel, data)
         staged.append(rel)
     return staged
-
-
-def case_inputs(skill: Skill, case: EvalCase) -> list[str]:
-    """Skill-relative paths of the case's inputs: its ``files``, or (not given) all of ``<eval dir>/files/``."""
-    if case.files is not None:
-        return list(case.files)
-    prefix = posixpath.join(posixpath.dirname(case.source.file), "files") + "/"
-    return [e.rel for e in skill.inventory.files() if e.rel.startswith(prefix)]
 
 
 def _readable(skill: Skill, rels: Iterable[str], skipped: list[str]) -> Iterable[tuple[str, bytes]]:

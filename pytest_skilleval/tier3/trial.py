@@ -20,13 +20,16 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from pytest_skilleval.gateway import BudgetExceeded, Gateway, Script, Trial
+from pytest_skilleval.gateway.outage import CIRCUIT_OPEN
 from pytest_skilleval.providers.base import ChatProvider
 from pytest_skilleval.skill import Skill
+from pytest_skilleval.tier3 import outcome
 from pytest_skilleval.tier3.agents.base import Agent, AgentContext
 from pytest_skilleval.tier3.case_formats.model import EvalCase
 from pytest_skilleval.tier3.case_formats.model import Script as CaseScript
 from pytest_skilleval.tier3.grading import CommandOutcome, Grade, RunInSandbox, TrialEvidence, grade, infrastructure_error
 from pytest_skilleval.tier3.options import Tier3Settings
+from pytest_skilleval.tier3.outcome import ErrorCause
 from pytest_skilleval.tier3.record import TrialRecord
 from pytest_skilleval.tier3.sandboxes.base import RunResult, RunSpec, Sandbox
 from pytest_skilleval.tier3.staging import Stage, agent_environment, stage_trial
@@ -70,6 +73,8 @@ class TrialRunner:
     judge: ChatProvider | None = None
     parsers: ParserRegistry = field(default_factory=default_registry)
     hidden: tuple[Path, ...] = ()  # host folders hidden in the sandbox (the real user's skill dirs)
+    #: Agent name -> the upstream families its last trial used (the circuit breaker is kept per family).
+    _families: dict[str, frozenset[str]] = field(default_factory=dict, init=False, repr=False)
 
     def check(self, agent: Agent) -> None:
         """Raise :class:`TrialUnavailable` when ``agent`` cannot run trials here."""
@@ -80,40 +85,72 @@ class TrialRunner:
             raise TrialUnavailable(problem)
 
     def run(self, req: TrialRequest, root: Path) -> TrialRecord:
+        """Run one trial; one that ERRORed for an infrastructure cause (an outage, a crashed sandbox, the
+        agent's API error) is run again up to ``infra_retries`` times before it is recorded — never an
+        attempt or a rerun: the record says how many times (``infra_retries``) and why, in its notes."""
         started = time.perf_counter()
         self.check(req.agent)
         case_script = req.case.script_for(req.agent.name)
         if self.gateway.config.mode == "scripted" and case_script is None:
             raise TrialSkipped(f"case {req.case.id!r} has no `script` for {req.agent.name} (or '*'); scripted mode plays the model "
                                "from it (docs/eval-cases.md)")
+        earlier: list[str] = []
+        record = self._start(req, root, case_script, started)
+        while record.infra_error and len(earlier) < self.settings.infra_retries and not (record.reason or "").startswith(CIRCUIT_OPEN):
+            refusal = self.gateway.breaker.refusal(self._families.get(req.agent.name, ()))
+            if refusal is not None:  # the upstream is down: no point in running it again now
+                record.notes.append(f"not retried: {refusal}")
+                break
+            earlier.append(record.reason or "ERROR")
+            record = self._run_once(req, root / f"infra-retry-{len(earlier)}", case_script, started, len(earlier))
+        record.infra_retries = len(earlier)
+        record.notes += [f"infrastructure retry {n}: the run before it ERRORed ({why})" for n, why in enumerate(earlier, 1)]
+        record.total_seconds = round(time.perf_counter() - started, 4)
+        return record
+
+    def _start(self, req: TrialRequest, root: Path, case_script: CaseScript | None, started: float) -> TrialRecord:
+        refusal = self.gateway.breaker.refusal(self._families.get(req.agent.name, ()))
+        if refusal is not None:  # the upstream is down: the agent is not started at all
+            return self._error_record(req, refusal, "infra", started)
+        return self._run_once(req, root, case_script, started, 0)
+
+    def _run_once(self, req: TrialRequest, root: Path, case_script: CaseScript | None, started: float, retry: int) -> TrialRecord:
         try:
-            return self._run(req, root, case_script, started)
+            return self._run(req, root, case_script, started, retry)
         except BudgetExceeded as exc:  # the user's spending limit: not run, rather than broken
             raise TrialSkipped(str(exc)) from None
-        except Exception as exc:  # noqa: BLE001 - staging refused, a cassette is missing, the budget is spent: an ERROR trial
-            return TrialRecord(nodeid=req.nodeid, skill=req.skill_key, skill_name=req.skill.name, skill_path=str(req.skill.root),
-                               case_id=req.case.id, label=req.case.label.value, agent=req.agent.name, arm=req.arm,  # type: ignore[arg-type]
-                               attempt=req.attempt, execution=req.execution, dataset_digest=req.dataset_digest,
-                               mode=self.gateway.config.mode, sandbox=self.sandbox.describe(), isolated=self.sandbox.isolated,
-                               status="ERROR", reason=f"the trial could not run: {type(exc).__name__}: {exc}", error_cause="harness",
-                               grade=infrastructure_error(f"{type(exc).__name__}: {exc}"), notes=[traceback.format_exc(limit=8)],
-                               total_seconds=round(time.perf_counter() - started, 4))
+        except Exception as exc:  # noqa: BLE001 - staging refused, a cassette is missing: an ERROR trial
+            return self._error_record(req, f"the trial could not run: {type(exc).__name__}: {exc}", "harness", started,
+                                      [traceback.format_exc(limit=8)])
 
-    def _run(self, req: TrialRequest, root: Path, case_script: CaseScript | None, started: float) -> TrialRecord:
+    def _error_record(self, req: TrialRequest, reason: str, cause: ErrorCause, started: float, notes: Sequence[str] = ()) -> TrialRecord:
+        """An ERROR record for a trial whose agent never ran (or whose run could not be used)."""
+        return TrialRecord(nodeid=req.nodeid, skill=req.skill_key, skill_name=req.skill.name, skill_path=str(req.skill.root),
+                           case_id=req.case.id, label=req.case.label.value, agent=req.agent.name, arm=req.arm,  # type: ignore[arg-type]
+                           attempt=req.attempt, execution=req.execution, dataset_digest=req.dataset_digest,
+                           mode=self.gateway.config.mode, sandbox=self.sandbox.describe(), isolated=self.sandbox.isolated,
+                           status="ERROR", reason=reason, error_cause=cause, grade=infrastructure_error(reason, cause), notes=list(notes),
+                           total_seconds=round(time.perf_counter() - started, 4))
+
+    def _run(self, req: TrialRequest, root: Path, case_script: CaseScript | None, started: float, retry: int = 0) -> TrialRecord:
         stage = stage_trial(root, req.skill, req.case, req.agent, req.arm)
         script = Script.from_data(case_script.render(stage.placeholders(req.skill.name))) if case_script else None
         mode = self.gateway.config.mode
         cassette = self.gateway.cassette_path(req.name) if mode in ("record", "replay") else None
         trial_name = req.name if req.execution == 1 else f"{req.name}#run{req.execution}"
+        trial_name += f"#infra{retry}" if retry else ""
         trial = self.gateway.open_trial(trial_name, script=script, cassette=cassette, placeholders=stage.cassette_placeholders())
         ctx = AgentContext(home=stage.home, workspace=stage.workspace, tmp=stage.tmp, gateway_url=trial.url,
                            model=self.settings.models.get(req.agent.name), max_turns=self.settings.max_turns)
         egress = len(self.gateway.egress)  # trials of one worker run one at a time: new entries are this trial's
+        before = outcome.snapshot(stage.workspace)
         try:
             result = self._run_agent(req, stage, trial, ctx)
         finally:
             self.gateway.close_trial(trial)
-        record = self._record(req, stage, trial, ctx, result, started)
+        if trial.families:  # which upstream this agent talks to: the circuit breaker is kept per upstream
+            self._families[req.agent.name] = frozenset(trial.families)
+        record = self._record(req, stage, trial, ctx, result, started, outcome.workspace_changed(before, stage.workspace))
         for attempt in self.gateway.egress[egress:]:
             record.notes.append(f"tried to reach the network (refused by the gateway): {attempt['method']} {attempt['path']}")
         return record
@@ -128,24 +165,29 @@ class TrialRunner:
         spec = RunSpec(argv=tuple(req.agent.command(executable, req.case.prompt, ctx)), env=env, cwd=stage.workspace,
                        writable=stage.writable, hidden=self.hidden, timeout_s=self.settings.timeout_s, network="gateway",
                        gateway=("127.0.0.1", port), stdout=stage.out / "events.jsonl", stderr=stage.out / "stderr.txt",
-                       skill_root=req.skill.root)
+                       skill_root=req.skill.root, cancel=trial.ended)
         return self.sandbox.run(spec)
 
-    def _record(self, req: TrialRequest, stage: Stage, trial: Trial, ctx: AgentContext, result: RunResult, started: float) -> TrialRecord:
+    def _record(self, req: TrialRequest, stage: Stage, trial: Trial, ctx: AgentContext, result: RunResult, started: float,
+                changed: bool | None) -> TrialRecord:
         requests = stage.out / "requests.jsonl"
         requests.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in trial.entries), encoding="utf-8")
         notes = [f"not staged: {s}" for s in stage.skipped]
         trajectory = self._parse(req, stage, requests, notes)
         texts = trial.request_texts()
+        usage = trial.usage
         listed = skill_listed(requests, req.skill.name)
         evidence = TrialEvidence(skill_name=req.skill.name, case_id=req.case.id, agent=req.agent.name, arm=req.arm,  # type: ignore[arg-type]
                                  attempt=req.attempt, trajectory=trajectory, answer=trajectory.final_answer if trajectory else None,
                                  workspace=stage.workspace, run_in_sandbox=self._checker(stage, req.skill.root), gateway_requests=texts,
                                  skill_listed=listed, skill_body_reached_model=body_reached(texts[1:], req.skill.body),
-                                 timed_out=result.timed_out, exit_code=result.exit_code)
+                                 timed_out=result.timed_out, exit_code=result.exit_code, workspace_changed=changed,
+                                 # Metered at the gateway over every request (item 8): what max_tokens / max_cost check,
+                                 # for every agent alike. Dollars only where some were spent.
+                                 metered_tokens=usage.input_tokens + usage.output_tokens,
+                                 metered_cost_usd=trial.cost_usd if trial.mode.billed else 0.0)
         notes += _run_notes(req, result, trial, self.gateway)
         grade = self._grade(evidence, req.case, trajectory, result, trial, notes)
-        usage = trial.usage
         models = sorted({str(e["model"]) for e in trial.entries if e.get("model")})
         return TrialRecord(
             nodeid=req.nodeid, skill=req.skill_key, skill_name=req.skill.name, skill_path=str(req.skill.root), case_id=req.case.id,
@@ -158,7 +200,8 @@ class TrialRunner:
             invoked_skills=[s.name for s in trajectory.selections()] if trajectory else [],
             final_answer=evidence.answer[:MAX_ANSWER] if evidence.answer else None, exit_code=result.exit_code,
             timed_out=result.timed_out, requests=len(trial.entries),
-            tokens_in=usage.input_tokens, tokens_out=usage.output_tokens, cost_usd=trial.cost_usd, cli_seconds=round(result.wall_s, 4),
+            tokens_in=usage.input_tokens, tokens_out=usage.output_tokens,
+            cost_usd=trial.cost_usd if trial.mode.billed else None, cli_seconds=round(result.wall_s, 4),
             total_seconds=round(time.perf_counter() - started, 4), notes=notes, steps=trial_steps(trajectory, stage_paths(stage)),
             artifacts={"events": str(stage.out / "events.jsonl"), "stderr": str(stage.out / "stderr.txt"),
                        "requests": str(requests), "workspace": str(stage.workspace)})
@@ -175,9 +218,16 @@ class TrialRunner:
                notes: list[str]) -> Grade:
         if trial.divergences:
             return infrastructure_error("replay diverged from the cassette: " + "; ".join(trial.divergences[:3]))
+        facts = outcome.RunFacts(exit_code=result.exit_code, timed_out=result.timed_out, cancelled=result.cancelled, outage=trial.outage,
+                                 run_error=trajectory.run_error if trajectory else None,
+                                 api_error_status=trajectory.api_error_status if trajectory else None,
+                                 max_turns_reached=trajectory.max_turns_reached if trajectory else False, requests=list(trial.entries))
+        infra = outcome.infrastructure_failure(facts)
+        if infra is not None:  # not the skill's doing: ERROR, kept out of every mean (outcome.py, rules 1-2)
+            return infrastructure_error(infra, "infra")
         if trajectory is None and not result.timed_out and result.exit_code not in (0, None):
             tail = result.stderr.strip()[-STDERR_TAIL:]
-            return infrastructure_error(f"{evidence.agent} exited {result.exit_code} without a readable event stream: {tail}")
+            return infrastructure_error(f"{evidence.agent} exited {result.exit_code} without a readable event stream: {tail}", "infra")
         try:
             return grade(evidence, case, self.judge)  # a timeout is a failed assertion there: a killed agent did not finish
         except Exception as exc:  # noqa: BLE001 - a broken grader is an ERROR with its traceback, never a pass
@@ -226,7 +276,9 @@ def body_reached(request_texts: Sequence[str], body: str) -> bool | None:
 
 def _run_notes(req: TrialRequest, result: RunResult, trial: Trial, gateway: Gateway) -> list[str]:
     notes = []
-    if result.timed_out:
+    if result.cancelled:
+        notes.append(f"the gateway ended the trial: {trial.outage}")
+    elif result.timed_out:
         notes.append("the agent was killed at the time limit")
     elif result.exit_code:
         notes.append(f"{req.agent.name} exited {result.exit_code}: {result.stderr.strip()[-300:]}")

@@ -86,6 +86,9 @@ class TrajectoryBuilder:
     cost_usd: float | None = None
     duration_ms: float | None = None
     turns: int | None = None
+    run_error: str | None = None
+    api_error_status: int | None = None
+    max_turns_reached: bool = False
     notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -286,7 +289,8 @@ class TrajectoryBuilder:
             gap_after=min((g for g in (self._messages.gap_after(), self._calls.gap_after()) if g is not None), default=None),
             invocations=self.invocations, final_answer=T.cap(final, self.limits.body_chars)[0] if final else None,
             usage=self.usage, cost_usd=self.cost_usd, duration_ms=self.duration_ms,
-            turns=self.turns if self.turns is not None else (self._assistant_turns or None), lines=lines, notes=notes)
+            turns=self.turns if self.turns is not None else (self._assistant_turns or None), lines=lines, notes=notes,
+            run_error=self.run_error, api_error_status=self.api_error_status, max_turns_reached=self.max_turns_reached)
 
 
 def _int(value: Any) -> int:

@@ -175,6 +175,11 @@ class Trajectory(BaseModel):
     cost_usd: float | None = None
     duration_ms: float | None = None
     turns: int | None = None
+    #: The harness said the run itself ended in error (Claude Code's ``is_error``, Codex's ``turn.failed``,
+    #: a Gemini/OpenCode error result), and why; a failed *tool call* is not this. Tier 3 makes it an ERROR.
+    run_error: str | None = None
+    api_error_status: int | None = Field(default=None, description="HTTP status of the model API error that ended the run")
+    max_turns_reached: bool = Field(default=False, description="the run stopped at the harness's turn limit (the agent's FAIL)")
     lines: int = 0
     notes: list[str] = Field(default_factory=list)
 

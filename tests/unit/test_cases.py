@@ -518,6 +518,18 @@ def test_digest_ignores_layout_and_follows_content(make_skill: MakeSkill) -> Non
     assert load(make_skill, {"evals/evals.json": as_json([{**data[0], "expected_skill": None}])}).digest() != compact
 
 
+def test_digest_covers_the_input_files(make_skill: MakeSkill) -> None:
+    """Editing evals/files/sales.csv must change the digest (issue 10, item 9): on a99a1ca it did not."""
+    evals = {"evals/evals.json": as_json({"skill_name": SKILL, "evals": [{"id": "a", "prompt": "Q", "files": ["evals/files/sales.csv"]},
+                                                                       {"id": "b", "prompt": "Q", "files": []}]})}
+    before = load(make_skill, {**evals, "evals/files/sales.csv": "region,amount\nnorth,5\n"})
+    after = load(make_skill, {**evals, "evals/files/sales.csv": "region,amount\nnorth,6\n"})
+    assert before.digest() != after.digest()
+    a_before, a_after = (s.case_digest(s.get("a")) for s in (before, after))  # type: ignore[arg-type]
+    assert a_before != a_after and before.case_digest(before.get("b")) == after.case_digest(after.get("b"))  # type: ignore[arg-type]
+    assert list(before.inputs["a"]) == ["evals/files/sales.csv"] and before.inputs["a"]["evals/files/sales.csv"].startswith("sha256:")
+
+
 def test_cases_are_frozen(make_skill: MakeSkill) -> None:
     case = load(make_skill, {"evals/evals.json": as_json([{"id": "a", "question": "Q"}])}).cases[0]
     with pytest.raises(Exception, match="frozen"):

@@ -226,7 +226,7 @@ class Script(BaseModel):
                 return [sub(v) for v in value]
             return value
 
-        return sub(self.model_dump(mode="json", exclude_none=True, exclude_defaults=True) | {"side_text": self.side_text})  # type: ignore[no-any-return]
+        return sub(self.model_dump(mode="json", exclude_none=True, exclude_unset=True) | {"side_text": self.side_text})  # type: ignore[no-any-return]
 
 
 # -- the case ----------------------------------------------------------------------------------------

@@ -87,7 +87,7 @@ def _steps_problem(steps: tuple[ScriptStep, ...], path: tuple[str | int, ...], f
         if any(not call.name.strip() for call in calls) or step.tool == "":
             report((*path, index), "script", Severity.HIGH, f"step {index + 1}: a tool name is empty", field=field)
             ok = False
-        elif not step.text and not calls:
+        elif "text" not in step.model_fields_set and not calls:  # an explicit `text: ""` is an empty reply
             report((*path, index), "script", Severity.HIGH, f"step {index + 1} needs 'text', 'tool', or both", field=field)
             ok = False
         elif step.args and not step.tool:

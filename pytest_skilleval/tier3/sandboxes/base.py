@@ -10,6 +10,7 @@ when the time limit passes.
 from __future__ import annotations
 
 import abc
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,10 @@ class RunSpec:
     stderr: Path | None = None
     #: The skill under trial: a backend that builds images uses its ``evals/environment/Dockerfile``.
     skill_root: Path | None = None
+    #: Set by the gateway when it ends the trial (an upstream outage): stop the command as at the time
+    #: limit, but report ``cancelled`` rather than ``timed_out``. A backend that ignores it still sees
+    #: the agent stop on its own, since the gateway refuses the trial's further requests.
+    cancel: threading.Event | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,7 @@ class RunResult:
     stderr: str
     timed_out: bool
     wall_s: float  # the command's own wall time, sandbox start-up included
+    cancelled: bool = False  # stopped because ``RunSpec.cancel`` was set (exit_code is then None)
 
 
 class SandboxUnavailable(Exception):

@@ -87,8 +87,8 @@ class LocalSandbox(Sandbox):
 
     def run(self, spec: RunSpec) -> RunResult:
         if not self.isolated:
-            return run_process(spec.argv, spec.env, spec.cwd, spec.timeout_s, spec.stdout, spec.stderr)
-        return run_process(self.wrap(spec), spec.env, spec.cwd, spec.timeout_s, spec.stdout, spec.stderr)
+            return run_process(spec.argv, spec.env, spec.cwd, spec.timeout_s, spec.stdout, spec.stderr, spec.cancel)
+        return run_process(self.wrap(spec), spec.env, spec.cwd, spec.timeout_s, spec.stdout, spec.stderr, spec.cancel)
 
     def wrap(self, spec: RunSpec) -> list[str]:
         """The bubblewrap command line around ``spec.argv``."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -54,22 +55,32 @@ def kill_tree(pid: int) -> None:
             pass
 
 
+CANCEL_POLL_S = 0.2  # how often a cancellable run looks at its cancel event
+
+
 def run_process(argv: Sequence[str], env: Mapping[str, str], cwd: Path, timeout_s: float,
-                stdout: Path | None = None, stderr: Path | None = None) -> RunResult:
+                stdout: Path | None = None, stderr: Path | None = None, cancel: threading.Event | None = None) -> RunResult:
     out_fh = open(stdout, "wb") if stdout else None  # noqa: SIM115 - closed in finally
     err_fh = open(stderr, "wb") if stderr else None  # noqa: SIM115
     started = time.perf_counter()
-    timed_out = False
+    timed_out = cancelled = False
     try:
         proc = subprocess.Popen(list(argv), env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL,
                                 stdout=out_fh or subprocess.PIPE, stderr=err_fh or subprocess.PIPE,
                                 start_new_session=True)  # its own group: signals at pytest do not hit it, and it dies as one
-        try:
-            raw_out, raw_err = proc.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            kill_tree(proc.pid)
-            raw_out, raw_err = proc.communicate()
+        deadline = started + timeout_s
+        while True:
+            try:  # communicate() may be called again after a TimeoutExpired: the output read so far is kept
+                step = deadline - time.perf_counter() if cancel is None else min(CANCEL_POLL_S, deadline - time.perf_counter())
+                raw_out, raw_err = proc.communicate(timeout=max(step, 0.001))
+                break
+            except subprocess.TimeoutExpired:
+                cancelled = cancel is not None and cancel.is_set()
+                timed_out = not cancelled and time.perf_counter() >= deadline
+                if cancelled or timed_out:
+                    kill_tree(proc.pid)
+                    raw_out, raw_err = proc.communicate()
+                    break
     finally:
         for fh in (out_fh, err_fh):
             if fh:
@@ -77,7 +88,7 @@ def run_process(argv: Sequence[str], env: Mapping[str, str], cwd: Path, timeout_
     wall = time.perf_counter() - started
     text_out = _read(stdout) if stdout else (raw_out or b"")[:MAX_CAPTURE].decode("utf-8", "replace")
     text_err = _read(stderr) if stderr else (raw_err or b"")[:MAX_CAPTURE].decode("utf-8", "replace")
-    return RunResult(None if timed_out else proc.returncode, text_out, text_err, timed_out, wall)
+    return RunResult(None if timed_out or cancelled else proc.returncode, text_out, text_err, timed_out, wall, cancelled)
 
 
 def _read(path: Path) -> str:

@@ -153,3 +153,9 @@ class ClaudeCodeParser(TrajectoryParser):
                                   cached_input_tokens=int(usage.get("cache_read_input_tokens") or 0))
         if rec.get("is_error"):
             builder.notes.append(f"the run ended in error: {rec.get('subtype')}")
+            subtype = str(rec.get("subtype") or "")
+            builder.max_turns_reached = subtype == "error_max_turns"
+            text = rec["result"] if isinstance(rec.get("result"), str) else ""
+            builder.run_error = (text.strip() or subtype or "is_error")[:300]
+        if isinstance(rec.get("api_error_status"), int):  # the model API call that ended the run failed with this HTTP status
+            builder.api_error_status = rec["api_error_status"]

@@ -92,7 +92,10 @@ class CodexParser(TrajectoryParser):
             builder.add_usage(u.get("input_tokens"), u.get("output_tokens"), u.get("cached_input_tokens"))
         elif kind in ("turn.failed", "error"):
             err = rec.get("error", rec)
-            builder.message("error", T.flatten(err.get("message") if isinstance(err, dict) else err))
+            text = T.flatten(err.get("message") if isinstance(err, dict) else err)
+            builder.message("error", text)
+            if kind == "turn.failed":  # "error" events include retry notices; a failed turn ends the run
+                builder.run_error = (text or "turn.failed")[:300]
         elif kind == "item.completed" and isinstance(rec.get("item"), dict):
             self._item(rec["item"], builder, started)
         elif kind == "item.started" and isinstance(rec.get("item"), dict) and rec["item"].get("type") == "command_execution":

@@ -91,4 +91,6 @@ class GeminiCliParser(TrajectoryParser):
                 builder.duration_ms = float(stats["duration_ms"])
             if rec.get("status") not in (None, "success"):
                 builder.notes.append(f"the run ended with status {rec.get('status')}: {T.flatten(rec.get('error'))}")
+                builder.run_error = f"status {rec.get('status')}: {T.flatten(rec.get('error'))}"[:300]
+                builder.max_turns_reached = "max" in builder.run_error.lower() and "turn" in builder.run_error.lower()
 
