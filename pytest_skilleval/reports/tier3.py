@@ -81,6 +81,13 @@ def metadata_lines(t3: Tier3Report) -> list[str]:
              f"- Tier 3 trials: {t3.trials} run, {t3.errors} errored, {t3.skipped} skipped; "
              f"Tier 3 is {'blocking (--block-on-agent-eval)' if t3.blocking else 'advisory'}"]
     lines += [f"- Skipped because: {_cell(reason)}" for reason in t3.skip_reasons[:3]]
+    if t3.infra_retries:
+        lines.append(f"- Infrastructure retries: {t3.infra_retries} trial run(s) ERRORed for an infrastructure cause and were run again "
+                     "(--skilleval-infra-retries; not attempts, not reruns)")
+    if t3.reused_baselines:
+        lines.append(f"- Reused baseline records (--skilleval-reuse-baseline): {len(t3.reused_baselines)} without_skill trial(s) "
+                     "not run but taken from an earlier run, stored at:")
+        lines += [f"  - {_cell(line)}" for line in t3.reused_baselines[:MAX_ATTEMPT_ROWS]]
     return lines
 
 

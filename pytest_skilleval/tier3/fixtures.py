@@ -140,7 +140,7 @@ class SkillTrial:
             for attempt in range(1, attempts + 1):
                 name = f"{self.nodeid}::{chosen.id}[{adapter.name}-{arm}-a{attempt}]"
                 req = TrialRequest(skill=loaded, skill_key=run.skill_key(loaded.root), case=chosen, agent=adapter, arm=arm, name=name,
-                                   attempt=attempt, dataset_digest=cases.digest(), nodeid=name)
+                                   attempt=attempt, dataset_digest=cases.digest(), nodeid=name, case_digest=cases.case_digest(chosen))
                 try:
                     out.records.append(self.runner.run(req, self.tmp.mktemp("skill-trial")))
                 except TrialUnavailable as exc:

@@ -59,7 +59,7 @@ class Tier3Collector(_OutsideSkillHooks, pytest.Collector):
                     for attempt in range(1, ctx.settings.attempts + 1):
                         yield TrialItem.from_parent(self, name=item_name(case.id, agent.name, arm, attempt), callobj=_trial_test,
                                                     case=case, agent=agent, arm=arm, attempt=attempt,
-                                                    digest=digest)
+                                                    digest=digest, case_digest=cases.case_digest(case))
 
 
 @pytest.hookimpl
@@ -80,9 +80,11 @@ class TrialFailed(Exception):
 
 
 class TrialItem(_OutsideSkillHooks, pytest.Function):
-    def __init__(self, *, case: EvalCase, agent: Agent, arm: str, attempt: int, digest: str | None = None, **kw: Any) -> None:
+    def __init__(self, *, case: EvalCase, agent: Agent, arm: str, attempt: int, digest: str | None = None, case_digest: str | None = None,
+                 **kw: Any) -> None:
         super().__init__(**kw)
         self.case, self.agent, self.arm, self.attempt, self.digest = case, agent, arm, attempt, digest
+        self.case_digest = case_digest
         for mark in ("skilleval", "tier3", marker_name(agent.name)):
             self.add_marker(mark)
 
@@ -98,7 +100,7 @@ class TrialItem(_OutsideSkillHooks, pytest.Function):
         run = state.run_state(self.config)
         return TrialRequest(skill=run.skill(self.path), skill_key=run.skill_key(self.path), case=self.case, agent=self.agent,
                             arm=self.arm, name=self.nodeid, attempt=self.attempt, execution=int(getattr(self, "execution_count", 1)),
-                            dataset_digest=self.digest, nodeid=self.nodeid)
+                            dataset_digest=self.digest, nodeid=self.nodeid, case_digest=self.case_digest)
 
     def run_trial(self, runner: TrialRunner, root: Path) -> TrialRecord:
         # pytest-rerunfailures runs the same item again and keeps user_properties: publish only this execution.

@@ -41,6 +41,11 @@ OPTIONS = (
     Option("skilleval_infra_retries", "--skilleval-infra-retries", "SKILLEVAL_INFRA_RETRIES", 1,
            "Run a trial again (up to N times) when it ERRORed for an infrastructure cause (outage, crashed sandbox, the agent's "
            "API error), before it is recorded; never counted as an attempt or a rerun.", "int"),
+    Option("skilleval_reuse_baseline", "--skilleval-reuse-baseline", "SKILLEVAL_REUSE_BASELINE", False,
+           "Reuse stored without_skill trial records whose case (inputs included), agent and version, model, gateway mode, "
+           "sandbox and attempt are unchanged, instead of running them again; cards name the reused records.", "bool"),
+    Option("skilleval_dry_run", "--skilleval-dry-run", "SKILLEVAL_DRY_RUN", False,
+           "Print the Tier 3 plan (trials per agent, arm and attempt) and its estimated tokens and cost, then stop.", "bool"),
     Option("skilleval_agent_models", "--skilleval-agent-models", "SKILLEVAL_AGENT_MODELS", "",
            "Models per agent for proxy/record runs, 'agent=model,...' (default: each adapter's)."),
     Option("skilleval_agents_dir", "--skilleval-agents-dir", "SKILLEVAL_AGENTS_DIR", str(DEFAULT_AGENTS_DIR),
@@ -66,6 +71,9 @@ class Tier3Settings:
     timeout_s: float = 300.0
     max_turns: int = 25
     infra_retries: int = 1
+    reuse_baseline: bool = False
+    dry_run: bool = False
+    store_dir: Path | None = None  # <--skilleval-cache-dir>/tier3: baselines and usage history (tier3/store.py)
     models: dict[str, str] = field(default_factory=dict)
     agents_dirs: tuple[Path, ...] = ()
     gateway_mode: str = "scripted"
@@ -94,11 +102,13 @@ class Tier3Settings:
         # The gateway's own option decides the mode; read it the same way (flag > ini > env).
         gateway = str(config.getoption("skilleval_gateway", None) or config.getini("skilleval_gateway")
                       or os.environ.get("SKILLEVAL_GATEWAY") or "scripted").strip().lower()
+        cache = config_mod.value(config, next(o for o in config_mod.OPTIONS if o.name == "skilleval_cache_dir"))
         agents_dir = Path(str(values["skilleval_agents_dir"]))
         dirs = (agents_dir if agents_dir.is_absolute() else config.rootpath / agents_dir,)
         return cls(enabled=enabled, agents=agents, attempts=int(attempts),
                    arms=ARMS[:1] if values["skilleval_skip_baseline"] else ARMS, sandbox=str(values["skilleval_sandbox"]).strip(),
                    allow_unsandboxed=bool(values["skilleval_allow_unsandboxed"]), block=bool(values["skilleval_block_on_agent_eval"]),
                    timeout_s=float(timeout), max_turns=int(turns), infra_retries=int(values["skilleval_infra_retries"]),
-                   models=models, agents_dirs=dirs, gateway_mode=gateway,
+                   reuse_baseline=bool(values["skilleval_reuse_baseline"]), dry_run=bool(values["skilleval_dry_run"]),
+                   store_dir=config.rootpath / str(cache) / "tier3" if cache else None, models=models, agents_dirs=dirs, gateway_mode=gateway,
                    reruns=int(config.getoption("reruns", None) or 0))

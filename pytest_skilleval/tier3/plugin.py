@@ -15,8 +15,10 @@ import pytest
 
 from pytest_skilleval.tier3.agents import Agent, AgentRegistry
 from pytest_skilleval.tier3.options import Tier3Settings
+from pytest_skilleval.tier3.plan import PlannedTrial, plan_lines
 from pytest_skilleval.tier3.record import TRIAL_PROPERTY
 from pytest_skilleval.tier3.sandboxes import Sandbox, SandboxRegistry
+from pytest_skilleval.tier3.store import TrialStore
 
 
 @dataclass
@@ -63,6 +65,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[TIER3] = Tier3Context(settings, agents, chosen, sandboxes)
     if settings.enabled and not hasattr(config, "workerinput"):
         config.pluginmanager.register(RerunNames(), "skilleval-tier3-rerun-names")
+        config.pluginmanager.register(PlanPrinter(config, settings, chosen), "skilleval-tier3-plan")
+        if settings.dry_run and hasattr(config.option, "dist"):
+            config.option.dist = "no"  # a dry run only collects: no worker needs to start (xdist configures after this)
 
 
 def tier3_context(config: pytest.Config) -> Tier3Context:
@@ -88,6 +93,52 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if ctx is not None:
         for name in ctx.sandboxes.names():
             ctx.sandboxes.get(name).close()
+
+
+class PlanPrinter:
+    """Before any trial starts: the trials per agent × arm × attempt and their estimated tokens and cost
+    (tier3/plan.py). ``--skilleval-dry-run`` deselects every item after printing it. Controller only:
+    in a plain run the plan comes from the collected items, under xdist from the first worker's ids."""
+
+    def __init__(self, config: pytest.Config, settings: Tier3Settings, chosen: list[Agent]) -> None:
+        self.config, self.settings = config, settings
+        self.models = {a.name: settings.models.get(a.name) or a.default_model for a in chosen}
+        self.printed = False
+        self._plan: list[str] | None = None
+
+    def lines(self, trials: list[PlannedTrial]) -> list[str]:
+        store = TrialStore(self.settings.store_dir) if self.settings.store_dir is not None else None
+        return plan_lines(trials, mode=self.settings.gateway_mode, models=self.models, store=store,
+                          reuse_baseline=self.settings.reuse_baseline, dry_run=self.settings.dry_run)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        trials = [t for t in (PlannedTrial.from_nodeid(i.nodeid) for i in items) if t is not None]
+        self._plan = self.lines(trials)
+        if self.settings.dry_run and items:
+            config.hook.pytest_deselected(items=list(items))
+            items[:] = []
+
+    def pytest_report_collectionfinish(self, config: pytest.Config) -> list[str]:
+        if self._plan is None:
+            return []
+        self.printed = True
+        return self._plan
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: object, ids: list[str]) -> None:
+        if self.printed:
+            return
+        self.printed = True
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            for line in self.lines([t for t in (PlannedTrial.from_nodeid(i) for i in ids) if t is not None]):
+                reporter.write_line(line)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.settings.dry_run and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            session.exitstatus = pytest.ExitCode.OK  # nothing ran on purpose
 
 
 class RerunNames:

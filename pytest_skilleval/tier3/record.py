@@ -61,6 +61,9 @@ class TrialRecord(BaseModel):
     #: Earlier executions of this same attempt that ERRORed for an infrastructure cause and were run
     #: again (--skilleval-infra-retries): never an attempt, never a rerun; their reasons are in `notes`.
     infra_retries: int = 0
+    #: Set when this without_skill record was not run but reused (--skilleval-reuse-baseline):
+    #: "<when it was stored> (run <run_id>)" of the stored record.
+    reused_from: str | None = None
     grade: Grade | None = None
     skill_installed: bool = False
     skill_listed: bool | None = None

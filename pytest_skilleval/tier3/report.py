@@ -165,6 +165,9 @@ class Tier3Report(BaseModel):
     errors: int
     skipped: int
     skip_reasons: list[str] = Field(default_factory=list)
+    #: without_skill records reused from an earlier run (--skilleval-reuse-baseline): "<case> a<n>: <stored when> (run <id>)".
+    reused_baselines: list[str] = Field(default_factory=list)
+    infra_retries: int = 0  # executions re-run after an infrastructure ERROR, over all arms
 
     @property
     def publication_evidence(self) -> bool:
@@ -242,7 +245,9 @@ def build(records: Iterable[TrialRecord], *, blocking: bool, reruns: int) -> Tie
         attempts=max((r.attempt for r in records), default=0), reruns=reruns,
         dataset_digest=next((r.dataset_digest for r in records if r.dataset_digest), None), cases=len(cases), labels=dict(labels),
         agents=agents, verdict=verdict, trials=len(ran), errors=sum(1 for r in ran if r.status == "ERROR"),
-        skipped=len(records) - len(ran), skip_reasons=sorted({r.reason for r in records if r.status == "SKIPPED" and r.reason}))
+        skipped=len(records) - len(ran), skip_reasons=sorted({r.reason for r in records if r.status == "SKIPPED" and r.reason}),
+        reused_baselines=[f"{r.case_id} [{r.agent}] a{r.attempt}: {r.reused_from}" for r in records if r.reused_from],
+        infra_retries=sum(r.infra_retries for r in records))
 
 
 def _agent(name: str, rows: list[TrialRecord], reruns: int) -> AgentTier3:

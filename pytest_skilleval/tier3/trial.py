@@ -14,6 +14,7 @@ import json
 import os
 import time
 import traceback
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ from pytest_skilleval.tier3.record import TrialRecord
 from pytest_skilleval.tier3.sandboxes.base import RunResult, RunSpec, Sandbox
 from pytest_skilleval.tier3.staging import Stage, agent_environment, stage_trial
 from pytest_skilleval.tier3.steps import trial_steps
+from pytest_skilleval.tier3.store import BaselineKey, TrialStore
 from pytest_skilleval.trajectory import ParserRegistry, Trajectory, TrajectoryParseError, default_registry, skill_key
 from pytest_skilleval.trajectory.requestlog import read_request_context
 
@@ -63,6 +65,7 @@ class TrialRequest:
     execution: int = 1
     dataset_digest: str | None = None
     nodeid: str = ""
+    case_digest: str | None = None  # CaseSet.case_digest: the case and its input files (the baseline cache's key)
 
 
 @dataclass
@@ -94,6 +97,11 @@ class TrialRunner:
         if self.gateway.config.mode == "scripted" and case_script is None:
             raise TrialSkipped(f"case {req.case.id!r} has no `script` for {req.agent.name} (or '*'); scripted mode plays the model "
                                "from it (docs/eval-cases.md)")
+        key = self._baseline_key(req)
+        if key is not None and self.settings.reuse_baseline and self.store is not None:
+            stored = self.store.baseline(key)
+            if stored is not None:
+                return reused(req, *stored)
         earlier: list[str] = []
         record = self._start(req, root, case_script, started)
         while record.infra_error and len(earlier) < self.settings.infra_retries and not (record.reason or "").startswith(CIRCUIT_OPEN):
@@ -106,7 +114,23 @@ class TrialRunner:
         record.infra_retries = len(earlier)
         record.notes += [f"infrastructure retry {n}: the run before it ERRORed ({why})" for n, why in enumerate(earlier, 1)]
         record.total_seconds = round(time.perf_counter() - started, 4)
+        if self.store is not None:
+            self.store.keep_usage(record)
+            if key is not None:
+                self.store.keep_baseline(key, record)
         return record
+
+    @property
+    def store(self) -> TrialStore | None:
+        return TrialStore(self.settings.store_dir) if self.settings.store_dir is not None else None
+
+    def _baseline_key(self, req: TrialRequest) -> BaselineKey | None:
+        """What decides a without_skill trial's outcome: everything but the skill (docs/tier3.md)."""
+        if req.arm != "without_skill" or req.case_digest is None:
+            return None
+        return BaselineKey(case_digest=req.case_digest, agent=req.agent.name, agent_version=req.agent.version(self.settings.agents_dirs),
+                           model=self.settings.models.get(req.agent.name) or req.agent.default_model, mode=self.gateway.config.mode,
+                           sandbox=self.sandbox.name, attempt=req.attempt, execution=req.execution)
 
     def _start(self, req: TrialRequest, root: Path, case_script: CaseScript | None, started: float) -> TrialRecord:
         refusal = self.gateway.breaker.refusal(self._families.get(req.agent.name, ()))
@@ -252,6 +276,18 @@ def stage_paths(stage: Stage) -> dict[str, str]:
     """The trial's folders as the report names them (paths under pytest's tmp differ run to run)."""
     return {str(stage.skill_dir): "<skill>", str(stage.workspace): "<workspace>", str(stage.home): "<home>", str(stage.tmp): "<tmp>",
             str(stage.root): "<trial>"}
+
+
+def reused(req: TrialRequest, stored: TrialRecord, stored_at: str) -> TrialRecord:
+    """A stored baseline record standing in for this trial (--skilleval-reuse-baseline). Nothing was
+    spent now: its requests, tokens, cost and time are zero here, the originals are in its notes."""
+    note = (f"reused baseline (--skilleval-reuse-baseline): stored {stored_at} from run {stored.run_id}, which made "
+            f"{stored.requests} request(s), {stored.tokens_in}/{stored.tokens_out} tokens")
+    return stored.model_copy(update={
+        "run_id": uuid.uuid4().hex, "nodeid": req.nodeid or stored.nodeid, "skill": req.skill_key, "skill_path": str(req.skill.root),
+        "execution": req.execution, "dataset_digest": req.dataset_digest, "reused_from": f"{stored_at} (run {stored.run_id})",
+        "requests": 0, "tokens_in": 0, "tokens_out": 0, "cost_usd": None, "cli_seconds": None, "total_seconds": 0.0,
+        "notes": [*stored.notes, note]})
 
 
 def skill_listed(request_log: Path, skill_name: str) -> bool | None:

@@ -154,9 +154,12 @@ class DockerSandbox(Sandbox):
         with self._lock:
             self._live.add(container.id)
         timed_out = False
+        cancelled = threading.Event()
         try:
             container.put_archive("/", _archive(_folders(spec)))
             container.start()
+            if spec.cancel is not None:  # the gateway ended the trial (an outage): stop the container now
+                threading.Thread(target=_kill_on, args=(spec.cancel, cancelled, container, spec.timeout_s), daemon=True).start()
             try:
                 exit_code: int | None = int(container.wait(timeout=spec.timeout_s)["StatusCode"])
             except Exception as exc:  # noqa: BLE001 - requests' ReadTimeout/ConnectionError: the time limit
@@ -171,7 +174,9 @@ class DockerSandbox(Sandbox):
                 _copy_back(container, folder)
         finally:
             self._remove(container.id)
-        return RunResult(exit_code, stdout, stderr, timed_out, time.perf_counter() - started)
+        if cancelled.is_set():
+            exit_code = None
+        return RunResult(exit_code, stdout, stderr, timed_out, time.perf_counter() - started, cancelled.is_set())
 
     def _command(self, spec: RunSpec) -> tuple[list[str], dict[str, dict[str, str]]]:
         argv = [self._in_image(spec.argv[0]), *spec.argv[1:]]
@@ -257,6 +262,16 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _kill_on(cancel: threading.Event, cancelled: threading.Event, container: Any, limit_s: float) -> None:
+    """Kill ``container`` when ``cancel`` is set before the time limit (RunSpec.cancel)."""
+    if cancel.wait(limit_s):
+        cancelled.set()
+        try:
+            container.kill()
+        except Exception:  # noqa: BLE001 - it may have exited meanwhile
+            pass
 
 
 def _is_timeout(exc: Exception) -> bool:
