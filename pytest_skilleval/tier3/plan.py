@@ -96,7 +96,8 @@ def plan_lines(trials: list[PlannedTrial], *, mode: str, models: Mapping[str, st
                      "not run")
     est = estimate(trials, mode=mode, models=models, store=store)
     source = ", ".join(part for part in (f"{est.recorded} case×agent pair(s) from their last recorded run" if est.recorded else "",
-                                         f"{est.defaulted} from the per-agent default table" if est.defaulted else "") if part)
+                                         f"{est.defaulted} case×agent pair(s) from the per-agent default table" if est.defaulted else "")
+                       if part)
     dollars = "no dollars (the gateway plays the model: nothing is spent)" if est.usd is None else f"~${est.usd:,.2f}"
     lines.append(f"  estimate (an estimate, not a quote): ~{est.tokens:,} tokens, {dollars}; {source}")
     return lines
