@@ -16,23 +16,37 @@ class UnsafeWriteError(OSError):
     pass
 
 
-def _refuse_links(path: Path) -> None:
+def _refuse_links(path: Path, trusted: Path | None = None) -> None:
     for part in [path, *path.parents]:
+        if trusted is not None and (part == trusted or part in trusted.parents):
+            return  # the trusted prefix and above: links the user cannot change (macOS /tmp -> /private/tmp)
         if part.is_symlink():
             raise UnsafeWriteError(f"refusing to write through the symbolic link {part}")
 
 
-def ensure_dir(path: Path) -> Path:
+def ensure_dir(path: Path, trusted: Path | None = None) -> Path:
+    """Create ``path``; no component of it may be a symbolic link, except ``trusted`` and its ancestors."""
     path = Path(os.path.abspath(path))
-    _refuse_links(path)
+    _refuse_links(path, trusted)
     path.mkdir(parents=True, exist_ok=True)
-    _refuse_links(path)
+    _refuse_links(path, trusted)
     return path
 
 
-def write_atomic(path: Path, data: str | bytes) -> Path:
+def trusted_prefix(target: Path, project: Path) -> Path:
+    """The part of ``target``'s path a run may take as given: inside ``project`` (a checkout a pull request
+    may control) only ``project`` itself; elsewhere every folder that already exists. Links are refused
+    below it — in the project, and in every folder the run creates."""
+    target = Path(os.path.abspath(target))
+    if target == project or project in target.parents:
+        return project
+    existing = next((p for p in (target.parent, *target.parent.parents) if os.path.lexists(p)), Path(target.anchor))
+    return existing
+
+
+def write_atomic(path: Path, data: str | bytes, trusted: Path | None = None) -> Path:
     path = Path(os.path.abspath(path))
-    ensure_dir(path.parent)
+    ensure_dir(path.parent, trusted)
     if path.is_symlink():
         raise UnsafeWriteError(f"refusing to replace the symbolic link {path}")
     payload = data.encode("utf-8") if isinstance(data, str) else data

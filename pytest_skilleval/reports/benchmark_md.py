@@ -64,8 +64,11 @@ def _metadata(sk: SkillReport, run: RunReport) -> list[str]:
         lines += tier3_md.metadata_lines(sk.tier3)
     elif 3 in sk.tiers_not_run:
         lines.append("- Agents: none (Tier 3 not run)")
-    if not run.complete:
+    if not run.complete and run.exit_status == 2:  # pytest.ExitCode.INTERRUPTED: Ctrl-C, SIGTERM
         lines.append("- **This run was interrupted: the card shows only the checks that finished.**")
+    elif not run.complete:
+        lines.append("- **This run is incomplete: a pytest worker crashed, and the item it was running has no result "
+                     "(INCOMPLETE below).**")
     return lines
 
 

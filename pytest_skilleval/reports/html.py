@@ -438,8 +438,8 @@ def render(doc: dict[str, Any]) -> str:
     return _environment().get_template("report.html.j2").render(page=build(doc))
 
 
-def write(doc: dict[str, Any], report_dir: Path) -> Path:
-    return atomic.write_atomic(report_dir / PAGE, render(doc))
+def write(doc: dict[str, Any], report_dir: Path, trusted: Path | None = None) -> Path:
+    return atomic.write_atomic(report_dir / PAGE, render(doc), trusted)
 
 
 # -- `skilleval html` ---------------------------------------------------------------------------------

@@ -144,7 +144,7 @@ def build_run(skills: list[SkillReport], *, tool: dict[str, str], generated_at: 
         for sev, n in sk.severity_counts.items():
             counts[sev] += n
         verdicts[sk.verdict] = verdicts.get(sk.verdict, 0) + 1
-    if verdicts.get("INCOMPLETE"):
+    if not complete or verdicts.get("INCOMPLETE"):  # interrupted or crashed: not every item ran
         overall = "incomplete"
     elif verdicts.get("FAIL"):
         overall = "failed"

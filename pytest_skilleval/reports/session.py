@@ -2,24 +2,29 @@
 
 Items publish their results on ``report.user_properties``; xdist ships those to the controller
 and replays ``pytest_runtest_logreport`` there, so this object sees every result exactly as a
-plain run would. It writes once, at session end — also after Ctrl-C, then marked incomplete.
+plain run would. It writes once, at session end — also after Ctrl-C or SIGTERM, then marked
+incomplete, as it is when an xdist worker crashed (the item it was running is reported INCOMPLETE on
+its card). A report that cannot be written fails the run: CI must not go green without one.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import signal
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from pytest_skilleval import __version__, atomic
+from pytest_skilleval import __version__, atomic, state
 from pytest_skilleval.collect import RESULT_PROPERTY
 from pytest_skilleval.config import Settings
 from pytest_skilleval.reports import benchmark_md, html, summary
 from pytest_skilleval.reports.model import CheckRecord, RunReport, build_run, build_skill
+from pytest_skilleval.results import CheckResult
 from pytest_skilleval.selection.report import SELECTION_PROPERTY
 from pytest_skilleval.selection.report import summarize as summarize_selection
 from pytest_skilleval.tier3 import report as tier3_report
@@ -30,6 +35,14 @@ from pytest_skilleval.triggers.plugin import TRIGGERS
 from pytest_skilleval.triggers.record import TRIGGER_PROPERTY, TriggerRecord
 
 TOOL = {"name": "pytest-skilleval", "version": __version__}
+#: ``when`` of the report xdist makes up for the item a crashed worker was running.
+CRASH_PHASE = "???"
+#: ``<skill path>::tier<N>::<name>`` (checks) and ``<skill path>::<kind>::<name>`` (trials, triggers).
+_SKILL_NODEID = re.compile(r"^(?P<path>[^:]+)::(?P<kind>[a-z]+(?P<tier>\d)?)::(?P<name>.+)$")
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
 
 
 def card_dir(report_dir: Path, key: str) -> Path:
@@ -51,10 +64,41 @@ class ReportSession:
         self.trials: dict[str, TrialRecord] = {}  # run_id -> record: every execution, reruns included
         self.failures: dict[str, bool] = {}  # nodeid -> only a Tier 3 trial that FAILED its case (advisory)
         self.triggers: dict[str, TriggerRecord] = {}  # run_id -> trigger trial record
+        self.crashed: list[str] = []  # nodeids whose worker died while running them
         self.started = time.monotonic()
+        self._previous_sigterm: object = None
+
+    @pytest.hookimpl
+    def pytest_sessionstart(self) -> None:
+        """SIGTERM (CI cancel, ``timeout``) ends the run as Ctrl-C does: pytest unwinds, reports are written."""
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            self._previous_sigterm = signal.signal(signal.SIGTERM, _raise_interrupt)
+
+    @pytest.hookimpl
+    def pytest_unconfigure(self) -> None:
+        if self._previous_sigterm is not None:
+            signal.signal(signal.SIGTERM, self._previous_sigterm)  # type: ignore[arg-type]
+            self._previous_sigterm = None
+
+    def _crashed(self, report: pytest.TestReport) -> None:
+        """The item a dead worker was running: INCOMPLETE on its skill's card, and the run incomplete."""
+        self.crashed.append(report.nodeid)
+        match = _SKILL_NODEID.match(report.nodeid)
+        if match is None:
+            return
+        path = self.config.rootpath / match["path"]
+        run = self.config.stash.get(state.RUN_STATE, None)
+        key = run.skill_key(path) if run is not None else match["path"]
+        tier = int(match["tier"]) if match["tier"] else 3
+        check = match["name"] if match["tier"] else f"{match['kind']}::{match['name']}"
+        reason = f"no result: {report.longrepr} (killed, or out of memory)"
+        self.records.setdefault(key, {})[check] = CheckRecord(blocking=True, result=CheckResult.incomplete(check, reason, tier=tier))
+        self.meta.setdefault(key, (path.name, str(path)))
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == CRASH_PHASE and report.failed:
+            self._crashed(report)
         if report.failed:  # a rerun's intermediate report has outcome "rerun": only final failures count
             trial = [TrialRecord.model_validate_json(v) for k, v in report.user_properties if k == TRIAL_PROPERTY]
             advisory = report.when == "call" and bool(trial) and all(t.status == "FAILED" for t in trial)
@@ -99,7 +143,7 @@ class ReportSession:
         skills = [build_skill(key, *self.meta[key], list(self.records.get(key, {}).values()), tier3.get(key)) for key in keys]
         for sk in skills:
             sk.triggers = triggers.get(sk.key)
-        complete = exitstatus not in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR)
+        complete = exitstatus not in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR) and not self.crashed
         s = self.settings
         settings = {"profile": s.profile, "fail_on": s.fail_on.value, "checks": s.checks or "default",
                     "allow_incomplete": s.allow_incomplete, "min_quality": s.min_quality}
@@ -127,9 +171,11 @@ class ReportSession:
         if self.settings.report_dir is None:
             return
         try:
-            self.written = write_reports(self.run, self.settings.report_dir)
-        except OSError as exc:  # never lose the test outcome because a report could not be written
+            self.written = write_reports(self.run, self.settings.report_dir, self.config.invocation_params.dir)
+        except OSError as exc:  # the outcomes stand, but a run whose report is lost is not green
             self.write_error = f"{type(exc).__name__}: {exc}"
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
             return
         step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if step_summary:
@@ -150,16 +196,19 @@ class ReportSession:
             terminalreporter.write_line(f"skilleval: {cards} BENCHMARK.md card(s), results.json and index.html in {self.settings.report_dir}")
 
 
-def write_reports(run: RunReport, report_dir: Path) -> list[Path]:
+def write_reports(run: RunReport, report_dir: Path, project: Path | None = None) -> list[Path]:
+    """Cards, results.json and index.html; no symbolic link is followed in the folders the run creates
+    or inside ``project`` (see :func:`atomic.trusted_prefix`)."""
     written = []
-    atomic.ensure_dir(report_dir)
+    trusted = atomic.trusted_prefix(report_dir, project) if project is not None else None
+    atomic.ensure_dir(report_dir, trusted)
     seen: set[Path] = set()
     for sk in run.skills:
         target = card_dir(report_dir, sk.key)
         while target in seen:  # two keys that sanitise to one folder must not overwrite each other
             target = target.with_name(target.name + "_")
         seen.add(target)
-        written.append(atomic.write_atomic(target / "BENCHMARK.md", benchmark_md.render(sk, run)))
-    written.append(atomic.write_atomic(report_dir / "results.json", run.model_dump_json(indent=2) + "\n"))
-    written.append(html.write(run.model_dump(mode="json"), report_dir))  # from the same document, as `skilleval html` reads it
+        written.append(atomic.write_atomic(target / "BENCHMARK.md", benchmark_md.render(sk, run), trusted))
+    written.append(atomic.write_atomic(report_dir / "results.json", run.model_dump_json(indent=2) + "\n", trusted))
+    written.append(html.write(run.model_dump(mode="json"), report_dir, trusted))  # from the same document, as `skilleval html` reads it
     return written
