@@ -51,6 +51,7 @@ class Skill:
     load_findings: list[Finding] = field(init=False, default_factory=list)
     _texts: dict[str, str | None] = field(init=False, default_factory=dict, repr=False)
     _read_findings: dict[str, Finding] = field(init=False, default_factory=dict, repr=False)
+    _markdown_tokens: dict[str, list[Token]] = field(init=False, default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.inventory = safefs.take_inventory(self.root, self.limits)
@@ -175,6 +176,18 @@ class Skill:
     def body_tokens(self) -> list[Token]:
         """markdown-it tokens of the body; ``token.map`` is shifted to SKILL.md line numbers."""
         return parse_markdown(self.body, self.body_start_line)
+
+    def markdown(self, rel: str) -> list[Token] | None:
+        """markdown-it tokens of one Markdown file of the skill, parsed once for every check that
+        reads it; SKILL.md gives :attr:`body_tokens`. None when the file cannot be read."""
+        if rel == self.manifest:
+            return self.body_tokens if self.manifest_text is not None else None
+        if rel not in self._markdown_tokens:
+            text = self.text(rel)
+            if text is None:
+                return None
+            self._markdown_tokens[rel] = parse_markdown(text)
+        return self._markdown_tokens[rel]
 
     def headings(self) -> list[tuple[int, str, int]]:
         """(level, text, line) of every heading in the body."""

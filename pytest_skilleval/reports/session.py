@@ -117,7 +117,7 @@ class ReportSession:
             if name == SELECTION_PROPERTY:
                 self.selection[json.loads(value)["nodeid"]] = value
                 continue
-            if name != RESULT_PROPERTY:
+            if name != RESULT_PROPERTY or report.when != "call":  # teardown's report repeats call's properties
                 continue
             envelope = json.loads(value)
             record = CheckRecord(blocking=envelope["blocking"], result=envelope["result"])

@@ -36,7 +36,7 @@ from markdown_it.token import Token
 
 from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.results import CheckResult, Finding, Severity
-from pytest_skilleval.skill import Skill, parse_markdown
+from pytest_skilleval.skill import Skill
 
 RULES_FILE = Path(__file__).resolve().parent / "rules" / "instructions.yaml"
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdc"})
@@ -259,7 +259,7 @@ def documents(skill: Skill) -> Iterator[tuple[str, list[Segment]]]:
             segs = [Segment("prose", front, 1)] if front else []
             yield rel, segs + list(segments(skill.body_tokens))
         else:
-            yield rel, list(segments(parse_markdown(text)))
+            yield rel, list(segments(skill.markdown(rel) or []))
 
 
 class InstructionsCheck(Check):
@@ -273,8 +273,12 @@ class InstructionsCheck(Check):
         for rel, segs in documents(skill):
             files += 1
             blocks += sum(s.kind == "code" for s in segs)
+            # A rule none of whose keywords occurs anywhere in the file cannot match any segment of it:
+            # one substring test per file instead of one per segment.
+            whole = " ".join(seg.lower for seg in segs)
+            candidates = [r for r in rules if not r.keywords or any(k in whole for k in r.keywords)]
             for seg in segs:
-                for rule in rules:
+                for rule in candidates:
                     for f in scan_segment(rule, seg, rel):
                         key = (f.rule, rel, f.line)  # one finding per rule and line: the worst
                         if key not in best or f.severity.rank > best[key].severity.rank:

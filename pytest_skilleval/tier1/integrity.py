@@ -32,7 +32,7 @@ from markdown_it.token import Token
 
 from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.results import CheckResult, Finding, Severity
-from pytest_skilleval.skill import Skill, markdown_links, parse_markdown
+from pytest_skilleval.skill import Skill, markdown_links
 
 MARKDOWN = frozenset({".md", ".markdown", ".mdc"})
 RESOURCE_DIRS = ("scripts", "references", "assets")
@@ -94,9 +94,9 @@ class IntegrityCheck(Check):
         documents: list[tuple[str, list[Token]]] = []
         if skill.manifest and skill.manifest_text is not None:
             documents.append((skill.manifest, skill.body_tokens))
-        for rel, text in skill.text_files(MARKDOWN):
+        for rel, _text in skill.text_files(MARKDOWN):
             if rel != skill.manifest and rel.lower() not in REPORT_FILES:
-                documents.append((rel, parse_markdown(text)))
+                documents.append((rel, skill.markdown(rel) or []))
         for rel, tokens in documents:
             for link in markdown_links(tokens):
                 yield Ref(link.target, rel, link.line, code=False)

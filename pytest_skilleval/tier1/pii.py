@@ -9,6 +9,7 @@ republish the value it warns about.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import ipaddress
 import re
@@ -25,6 +26,7 @@ from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill
 
 _RULES_FILE = Path(__file__).parent / "rules" / "pii.yaml"
+_NEWLINE = re.compile("\n")
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 
 
@@ -63,7 +65,7 @@ def rules_config() -> _Config:
     """Parse ``rules/pii.yaml`` once per process."""
     data = yaml.safe_load(_RULES_FILE.read_text(encoding="utf-8"))
     parsed = tuple(
-        _Rule(id=r["id"], severity=Severity.parse(r["severity"]), label=r["label"], pattern=re.compile(r["pattern"]),
+        _Rule(id=r["id"], severity=Severity.parse(r["severity"]), label=r["label"], pattern=re.compile(r["pattern"], re.MULTILINE),
               suggestion=r["suggestion"], data=r, allow=_allow_lists(r), skip_lines=_opt(r.get("skip_lines")), skip_files=_opt(r.get("skip_files")),
               context=_opt(r.get("context")))
         for r in data["rules"]
@@ -212,13 +214,39 @@ def _normalise(rule_id: str, value: str) -> str:
     return _digits(value) if rule_id in ("pii.phone-intl", "pii.ssn", "pii.credit-card") else value.replace(" ", "")
 
 
+#: A substring every match of the rule contains (read off its pattern): a cheap test before the regex.
+_REQUIRED_TEXT = {"pii.email": "@", "pii.home-path": "Users"}
+
+
+def _candidate_lines(text: str, rules: list[_Rule]) -> list[int]:
+    """Line numbers (1-based, ascending) where some rule's pattern can match, found with one pass
+    of each pattern over the whole text instead of one per line. Every line a whole-text match
+    touches is a candidate, so a match that a line-by-line scan would find is never skipped: the
+    patterns' look-arounds treat a newline as they treat the end of a line (asserted in the tests)."""
+    starts: list[int] | None = None
+    found: set[int] = set()
+    for rule in rules:
+        needed = _REQUIRED_TEXT.get(rule.id)
+        if (needed and needed not in text) or (rule.context and not rule.context.search(text)):
+            continue  # a substring every match holds, or the context a line needs, is nowhere in the file
+        for m in rule.pattern.finditer(text):
+            if starts is None:
+                starts = [n.start() for n in _NEWLINE.finditer(text)]
+            first = bisect.bisect_left(starts, m.start()) + 1
+            last = bisect.bisect_left(starts, max(m.end() - 1, m.start())) + 1
+            found.update(range(first, last + 1))
+    return sorted(found)
+
+
 def scan_text(rel: str, text: str, exempt_emails: frozenset[str] = frozenset()) -> list[Finding]:
     """PII findings of one file, one per distinct value and rule (with the other lines it is on)."""
     cfg = rules_config()
     base = rel.rsplit("/", 1)[-1]
     active = [r for r in cfg.rules if not (r.skip_files and r.skip_files.search(base))]
     hits: dict[tuple[str, str], _Hit] = {}
-    for number, line in enumerate(text.split("\n"), start=1):
+    lines = text.split("\n")
+    for number in _candidate_lines(text, active):
+        line = lines[number - 1]
         if cfg.ignore_marker in line:
             continue
         for rule in active:

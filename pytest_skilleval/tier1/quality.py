@@ -43,7 +43,7 @@ import pytest
 
 from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.results import CheckResult, Deduction, Finding, Severity
-from pytest_skilleval.skill import MANIFEST, Skill, markdown_links, parse_markdown
+from pytest_skilleval.skill import MANIFEST, Skill, markdown_links
 
 #: Percent weights; integers so the overall score is exact before it is rounded.
 WEIGHTS = {"correctness": 35, "discoverability": 25, "reliability": 25, "efficiency": 15}
@@ -190,8 +190,7 @@ class Facts:
     def nested_link(self) -> str | None:
         """The first link from a reference to another reference: agents read such second-hand files only in part."""
         for rel in (r for r in self.references if r.endswith(".md")):
-            text = self.skill.text(rel)
-            for link in markdown_links(parse_markdown(text)) if text else []:
+            for link in markdown_links(self.skill.markdown(rel) or []):
                 target = link.target.split("#")[0].split("?")[0]
                 inside = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
                 # a link leaving the skill is the code-integrity check's business, not nesting

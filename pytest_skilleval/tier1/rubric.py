@@ -18,7 +18,6 @@ import pytest
 from pydantic import BaseModel, Field
 
 from pytest_skilleval.checks import Check, CheckContext
-from pytest_skilleval.providers import select
 from pytest_skilleval.providers.base import ChatMessage, ChatRequest, ProviderError
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill
@@ -93,6 +92,8 @@ class RubricCheck(Check):
         if skill.manifest_text is None:
             return CheckResult.skipped(self.name, "SKILL.md cannot be read (see the schema check)")
         try:
+            from pytest_skilleval.providers import select  # SDKs and caches only when the opt-in rubric runs
+
             chat = select.chat_from_settings(ctx.settings)
             if chat is None:
                 return CheckResult.incomplete(self.name, "the rubric needs a chat model: set --skilleval-provider "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from conftest import manifest, rules, run_check
+from conftest import CORPUS, manifest, require, rules, run_check
 
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill
@@ -226,3 +226,26 @@ def test_rule_data_is_loaded_once_and_registered_by_hook() -> None:
     assert {r.id for r in pii.rules_config().rules} >= {"pii.email", "pii.ssn", "pii.credit-card", "pii.ipv4"}
     assert [c.name for c in pii.pytest_skilleval_checks(config=None)] == ["pii"]  # type: ignore[arg-type]
     assert rules(pii.PiiCheck().result([])) == set()
+
+
+def _line_by_line(text: str) -> set[int]:
+    """Lines where any rule's pattern matches when each line is searched on its own (the old scan)."""
+    return {n for n, line in enumerate(text.split("\n"), 1) for r in pii.rules_config().rules if r.pattern.search(line)}
+
+
+@pytest.mark.parametrize("text", [
+    "call 1\n415-867-5309 now", "mail\nalice.smith@corp-mail.de\n", "+44\n20 7946 0958", "4111 1111\n1111 1111",
+    "/Users/\nbob/x", "10.0.0.1\n8.8.8.8.", "AB 12 34 56 C\nNI number AB123456C", "a@b\n.com x@y.org",
+    "C:\\Users\\carol\n", "(415)\n867-5309", "078-05-1120\n\n\n+1 415 867 5309\n",
+])
+def test_candidate_lines_cover_every_line_a_line_scan_matches(text: str) -> None:
+    assert _line_by_line(text) <= set(pii._candidate_lines(text, list(pii.rules_config().rules)))
+
+
+def test_candidate_lines_cover_the_corpus() -> None:
+    """The whole-text pre-pass skips no line a line-by-line scan would match, over real Markdown."""
+    files = sorted((CORPUS / "anthropic-skills").rglob("*.md"))[:60] + sorted((CORPUS / "nvidia-skills").rglob("*.md"))[:120]
+    require(bool(files), f"corpus not found at {CORPUS}")
+    for path in files:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        assert _line_by_line(text) <= set(pii._candidate_lines(text, list(pii.rules_config().rules))), path
