@@ -41,6 +41,23 @@ FORBIDDEN_STRICT = ("alwaysApply", "always_apply", "globs")
 #: know, so such a key is a portability smell, not a broken skill: it must not fail the default
 #: gate (HIGH) but should not hide below it as LOW either.
 UNKNOWN_FIELD_SEVERITY = Severity.MEDIUM
+#: Fields agents document beyond the spec, by field: who reads it. Such a field is named and accepted
+#: (INFO) under the spec profile: the agent it is written for uses it, the others ignore it.
+AGENT_FIELDS: dict[str, str] = {
+    "model": "Claude Code", "argument-hint": "Claude Code, VS Code Copilot", "disable-model-invocation": "Claude Code, VS Code Copilot",
+    "user-invocable": "Claude Code, VS Code Copilot", "context": "Claude Code", "agent": "Claude Code", "hooks": "Claude Code",
+    "when_to_use": "Claude Code", "effort": "Claude Code", "paths": "Claude Code",
+}
+#: Misspellings no edit distance finds: British spelling, and the subagent field skills do not read.
+FIELD_ALIASES = {"licence": "license", "tools": "allowed-tools", "allowedtools": "allowed-tools"}
+#: Severity of a top-level field that is neither the spec's, an agent's, nor a near miss of one,
+#: by profile. ``spec``: MEDIUM (see :data:`UNKNOWN_FIELD_SEVERITY`); ``strict`` follows the
+#: reference validator, which rejects the whole skill over one: a catalog that publishes to every
+#: agent gates on it.
+UNKNOWN_BY_PROFILE = {"spec": UNKNOWN_FIELD_SEVERITY, "strict": Severity.HIGH}
+#: An agent's own field is accepted by the agents that read it and rejected by the reference
+#: validator; a catalog for every agent (strict) hears about it, one for that agent does not.
+AGENT_FIELD_BY_PROFILE = {"spec": Severity.INFO, "strict": Severity.MEDIUM}
 #: Keys people put at the top level that the spec wants under ``metadata``.
 _BELONGS_IN_METADATA = frozenset({"version", "author", "authors", "tags", "owner", "category", "title"})
 
@@ -107,9 +124,22 @@ class _Review:
                 self.add("forbidden-field", Severity.HIGH, f"field '{key}' belongs to editor rules, not to skills", key,
                          f"remove '{key}'")
                 continue
+            profile = "strict" if self.strict else "spec"
+            if key in AGENT_FIELDS:
+                self.add("agent-field", AGENT_FIELD_BY_PROFILE[profile],
+                         f"field '{key}' is an extension of {AGENT_FIELDS[key]}, not in the Agent Skills spec: "
+                         "other agents ignore it and the reference validator rejects it", key,
+                         "keep it if the skill is for that agent; a catalog for every agent leaves it out")
+                continue
+            meant = near_miss(key)
+            if meant:
+                self.add("field-typo", Severity.HIGH,
+                         f"field '{key}' is not a field any agent reads; did you mean '{meant}'? Every agent silently ignores it",
+                         key, f"rename '{key}' to '{meant}'")
+                continue
             hint = (f"move '{key}' under 'metadata:'" if key in _BELONGS_IN_METADATA
                     else f"remove '{key}', or move it under 'metadata:'")
-            self.add("unknown-field", UNKNOWN_FIELD_SEVERITY,
+            self.add("unknown-field", UNKNOWN_BY_PROFILE[profile],
                      f"field '{key}' is not in the Agent Skills spec (allowed: {', '.join(ALLOWED_FIELDS)})", key, hint)
 
     def name(self, meta: dict[str, Any]) -> None:
@@ -263,6 +293,41 @@ class _Review:
         elif not isinstance(author, str) or not _AUTHOR.fullmatch(author.strip()):
             self.add("author-format", Severity.HIGH, f"metadata.author {author!r} is not in 'Name <local@domain>' form",
                      line=line, suggestion='write it as "Your Name <you@example.com>"')
+
+
+def _edit_distance(a: str, b: str) -> int:
+    """Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return prev[len(b)]
+
+
+def _fold(key: str) -> str:
+    return key.strip().lower().replace("_", "-")
+
+
+def near_miss(key: str) -> str | None:
+    """The known field (the spec's or an agent's) that ``key`` is a slip of, or None.
+
+    A slip is the same name in another case or with ``_`` for ``-`` (``allowed_tools``), a known
+    alias (``licence``), or one edit away (two for names over six letters: ``descripton``)."""
+    known = {_fold(k): k for k in (*ALLOWED_FIELDS, *AGENT_FIELDS)}
+    folded = _fold(key)
+    if folded in FIELD_ALIASES:
+        return FIELD_ALIASES[folded]
+    if folded in known:
+        return known[folded] if known[folded] != key else None
+    best = min(known, key=lambda k: (_edit_distance(folded, k), k))
+    limit = 2 if len(best) > 6 else 1
+    return known[best] if len(folded) >= 4 and _edit_distance(folded, best) <= limit else None
 
 
 def _yaml_kind(value: Any) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import skills_ref
-from conftest import manifest, run_check, write_skill
+from conftest import CORPUS, manifest, require, run_check, write_skill
 
 from pytest_skilleval.checks import Check
 from pytest_skilleval.results import CheckResult, Finding, Severity
@@ -328,3 +328,80 @@ def test_agrees_with_skills_ref(tmp_path: Path, case: str, folder: str, text: st
     else:
         # The documented difference must still hold, or the list above is stale.
         assert (bool(reference), we_fail) == expected[:2], f"skills-ref: {reference}; ours: {ours.findings}"
+
+
+# -- fields of agents, near misses, per-profile severity -------------------------------------------
+@pytest.mark.parametrize(("key", "agent"), [("model", "Claude Code"), ("argument-hint", "VS Code Copilot"),
+                                            ("disable-model-invocation", "Claude Code"), ("user-invocable", "Claude Code"),
+                                            ("context", "Claude Code"), ("agent", "Claude Code"), ("when_to_use", "Claude Code")])
+def test_agent_fields_are_accepted_and_named(make_skill: MakeSkill, key: str, agent: str) -> None:
+    text = fm("name: demo-skill", "description: d", f"{key}: x")
+    found = only(check(make_skill, text), "schema.agent-field")
+    assert found.severity is Severity.INFO and agent in found.message and found.line == 4
+    assert only(check(make_skill, text, profile="strict"), "schema.agent-field").severity is Severity.MEDIUM
+
+
+@pytest.mark.parametrize(("key", "meant"), [("descripton", "description"), ("licence", "license"), ("allowed_tools", "allowed-tools"),
+                                            ("user_invocable", "user-invocable"), ("Description", "description"),
+                                            ("compatability", "compatibility"), ("metdata", "metadata"), ("tools", "allowed-tools")])
+def test_near_miss_field_is_high_with_did_you_mean(make_skill: MakeSkill, key: str, meant: str) -> None:
+    result = check(make_skill, fm("name: demo-skill", "description: d", f"{key}: x"))
+    found = only(result, "schema.field-typo")
+    assert found.severity is Severity.HIGH and f"did you mean '{meant}'" in found.message and found.line == 4
+    assert "schema.unknown-field" not in {f.rule for f in result.findings}
+
+
+@pytest.mark.parametrize("key", ["version", "tags", "author", "owner", "title", "category", "triggers", "alwaysApply", "tag", "name"])
+def test_ordinary_fields_are_not_near_misses(key: str) -> None:
+    assert schema.near_miss(key) is None
+
+
+def test_unknown_field_severity_follows_the_profile(make_skill: MakeSkill) -> None:
+    text = fm("name: demo-skill", "description: d", "owner: team-x", *AUTHOR.splitlines(), body=STRICT_BODY)
+    assert only(check(make_skill, text), "schema.unknown-field").severity is Severity.MEDIUM
+    assert only(check(make_skill, text, profile="strict"), "schema.unknown-field").severity is Severity.HIGH
+
+
+#: Why our ``schema`` verdict (spec profile) differs from skills-ref's on a corpus skill, by what each side said.
+CORPUS_REASONS = {
+    "unknown-fields": "skills-ref rejects fields outside the spec; under the spec profile an agent's own field is INFO and "
+                      "any other unknown field MEDIUM (docs/checks.md), so they do not fail",
+    "flow-style": "skills-ref's strictyaml rejects flow collections ('[a, b]'); they are valid YAML every agent reads: LOW",
+    "xml-tag": "an XML tag in the description is rejected by Anthropic's API; skills-ref does not look",
+}
+
+
+def _disagreement_reason(reference: list[str], ours: list[Finding]) -> str | None:
+    rules = {f.rule for f in ours}
+    high = {f.rule for f in ours if f.severity.at_least(Severity.HIGH)}
+    if reference and not high:
+        if all(e.startswith("Unexpected fields in frontmatter") for e in reference) and rules & {"schema.unknown-field", "schema.agent-field"}:
+            return "unknown-fields"
+        if all(e.startswith("Invalid YAML in frontmatter") for e in reference) and "schema.flow-style" in rules:
+            return "flow-style"
+    if not reference and high == {"schema.xml-tag"}:
+        return "xml-tag"
+    return None
+
+
+def test_corpus_verdicts_against_skills_ref(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every corpus skill where skills-ref and our ``schema`` disagree has a known reason; the list is printed."""
+    roots = sorted(p.parent for p in CORPUS.glob("*/*/SKILL.md"))
+    require(bool(roots), f"corpus not found at {CORPUS}")
+    table: dict[str, list[str]] = {}
+    unexplained = []
+    for root in roots:
+        reference = skills_ref.validate(root)
+        ours = run_check(CHECK, Skill(root=root, key=root.name), profile="spec").findings
+        if bool(reference) == any(f.severity.at_least(Severity.HIGH) for f in ours):
+            continue
+        reason = _disagreement_reason(reference, ours)
+        if reason is None:
+            unexplained.append(f"{root.parent.name}/{root.name}: skills-ref {reference}; ours {[f.format_line() for f in ours]}")
+        else:
+            table.setdefault(reason, []).append(f"{root.parent.name}/{root.name}")
+    with capsys.disabled():
+        print(f"\nschema vs skills-ref over {len(roots)} corpus skills: {sum(map(len, table.values()))} disagreements")
+        for reason, skills in sorted(table.items()):
+            print(f"  {len(skills):>4}  {reason}: {CORPUS_REASONS[reason]}\n        {', '.join(skills)}")
+    assert not unexplained, "\n".join(unexplained)
