@@ -6,8 +6,10 @@ Rules (docs/providers.md has the user-facing version):
   (``none`` turns chat off even when keys are present).
 - Otherwise exactly one of ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY`` / ``NVIDIA_API_KEY`` picks its
   provider; none means "no chat provider configured" (callers degrade and say so); two or more is
-  ambiguous, a config error naming the keys and the option that settles it. The error is raised when
-  a model is first needed, not at start-up, so a Tier 1 run is never broken by keys it does not use.
+  ambiguous, a config error (:class:`AmbiguousProvider`) naming the keys and the option that settles
+  it. The error is raised when a chat model is first needed, not at start-up, so a Tier 1 run is never
+  broken by keys it does not use; where a chat model is optional (Tier 2's cluster labels) the caller
+  goes on without one and says why, and embeddings stay on the offline model, which needs no key.
 - ``SKILLEVAL_API_KEY`` overrides the provider's own key variable. An ``openai-compatible`` endpoint
   never receives ``OPENAI_API_KEY``: a third-party server must not be handed the real OpenAI key.
 
@@ -56,13 +58,17 @@ class Target:
     region: str | None = None
 
 
+class AmbiguousProvider(ProviderError):
+    """Two or more provider keys and no choice: an error where a chat model is needed, not elsewhere."""
+
+
 def chosen_provider(ps: ProviderSettings, env: Mapping[str, str]) -> str | None:
     if ps.provider:
         return None if ps.provider == "none" else ps.provider
     present = [name for name, var in KEY_ENV.items() if env.get(var)]
     if len(present) > 1:
         keys = " and ".join(KEY_ENV[p] for p in present)
-        raise ProviderError("select", "config", f"{keys} are set, so the chat provider is ambiguous: choose one with "
+        raise AmbiguousProvider("select", "config", f"{keys} are set, so the chat provider is ambiguous: choose one with "
                                                 f"--skilleval-provider={'|'.join(present)} (or SKILLEVAL_PROVIDER, or "
                                                 "skilleval_provider in the ini file), or 'none' for no chat model")
     if not present and env.get("SKILLEVAL_API_KEY"):
@@ -115,7 +121,12 @@ def embedding_target(ps: ProviderSettings, env: Mapping[str, str] | None = None)
     explicit = ps.embedding_provider
     if explicit in ("none", OFFLINE):
         return None if explicit == "none" else OFFLINE
-    chat = chosen_provider(ps, env)
+    try:
+        chat = chosen_provider(ps, env)
+    except AmbiguousProvider:
+        if not explicit:
+            return OFFLINE  # the built-in embedder needs no key: two chat keys do not make embeddings ambiguous
+        chat = None
     provider = explicit or chat
     if provider in (None, "anthropic", "bedrock"):  # no embeddings API there: stay offline
         return OFFLINE

@@ -4,8 +4,9 @@ The provider layer decides (``--skilleval-provider`` and friends, or exactly one
 environment; docs/providers.md), through :mod:`providers.select`, the same path
 every check item takes (cached by the provider layer's cache). A ``conftest.py`` or plugin may instead install a provider of its own for
 Tier 2 with :func:`set_chat_provider` (in ``pytest_configure``); ``None`` there forces
-embeddings-only. A misconfiguration (two keys, no choice) surfaces as ProviderError when the first
-cluster needs classifying, and the check reports it as an ERROR result.
+embeddings-only. Two provider keys and no choice make the labels optional, not an error: dedup runs
+embeddings-only and its note names the option that settles it; any other misconfiguration surfaces
+as ProviderError when the first cluster needs classifying, and the check reports it as an ERROR.
 """
 
 from __future__ import annotations

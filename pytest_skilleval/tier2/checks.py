@@ -12,6 +12,7 @@ import pytest
 
 from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.providers.base import ChatProvider, Embedder, ProviderError
+from pytest_skilleval.providers.select import AmbiguousProvider
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier2 import calibration, inter, intra
@@ -60,14 +61,17 @@ def evaluate_dedup(skill: Skill, embedder: Embedder, chat: Callable[[], ChatProv
     }
     if not clusters:
         return CheckResult(check=name, tier=2, metrics={**metrics, "mode": "no-clusters"})
+    why_none = "no chat model configured"
     try:
         provider = chat()
+    except AmbiguousProvider as exc:  # the labels are optional: go on without a model, and say which option settles it
+        provider, why_none = None, exc.detail
     except ProviderError as exc:
         return CheckResult.error(name, f"chat provider: {exc}", tier=2, metrics=metrics)
     if provider is None:
         metrics["mode"] = "embeddings-only"
-        findings = [_embeddings_only_note(len(clusters))]
-        findings += intra.candidate_findings(clusters, "embeddings-only: no chat model configured")
+        findings = [_embeddings_only_note(len(clusters), why_none)]
+        findings += intra.candidate_findings(clusters, f"embeddings-only: {why_none}")
         return CheckResult(check=name, tier=2, findings=findings, metrics=metrics)
     model = f"{provider.name}:{provider.model}"
     metrics.update(mode="classified", chat_model=model)
@@ -84,9 +88,9 @@ def evaluate_dedup(skill: Skill, embedder: Embedder, chat: Callable[[], ChatProv
     return CheckResult(check=name, tier=2, findings=findings, metrics=metrics)
 
 
-def _embeddings_only_note(n: int) -> Finding:
+def _embeddings_only_note(n: int, why: str = "no chat model configured") -> Finding:
     return Finding(rule="tier2.embeddings-only", severity=Severity.INFO, file="SKILL.md",
-                   message=f"dedup ran embeddings-only: {n} candidate cluster(s) were not classified by a chat model",
+                   message=f"dedup ran embeddings-only: {n} candidate cluster(s) were not classified by a chat model ({why})",
                    suggestion="configure a chat model to classify them: --skilleval-provider, or one provider API key "
                               "in the environment (docs/providers.md)")
 

@@ -127,6 +127,23 @@ def test_without_a_chat_model_dedup_reports_unverified_candidates(pytester: pyte
     assert "embeddings-only" in card and "SKILL.md:9" in card and "references/guide.md:5" in card
 
 
+def test_two_provider_keys_do_not_break_tier2(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both keys set: the offline embedder needs neither, dedup runs embeddings-only and names the option that
+    settles the choice; only a check that needs a chat model (the rubric) is an error, naming it too."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-openai-not-used")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-used")
+    _release(pytester.path)
+    _skill(pytester.path, "other-skill", "Use when formatting a changelog.", "# Changelog\n\nGroup entries by type.\n")
+    result = pytester.runpytest("--skills=skills", TIER2, "--skilleval-report-dir=rep")
+    result.assert_outcomes(passed=4)
+    record = _results(pytester.path)["release-helper::dedup"]
+    assert record["result"]["metrics"]["mode"] == "embeddings-only"
+    assert "--skilleval-provider" in json.dumps(record["result"]["findings"])
+    rubric = pytester.runpytest("--skills=skills/other-skill", "--skilleval-checks=rubric")
+    rubric.assert_outcomes(failed=1)
+    rubric.stdout.fnmatch_lines(["*ambiguous*--skilleval-provider=openai|anthropic*"])
+
+
 def test_compare_to_a_reference_catalog(pytester: pytest.Pytester) -> None:
     body = "# Notes\n\nTurn meeting notes into a list of decisions and action items with owners and due dates.\n"
     _skill(pytester.path, "meeting-notes", "Turn meeting notes into decisions and action items.", body)
