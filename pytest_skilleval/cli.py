@@ -201,6 +201,8 @@ COMMANDS = {
     "html": ("pytest_skilleval.reports.html", "render index.html from a results.json (or a report dir)"),
     "aggregate": ("pytest_skilleval.catalog.aggregate", "catalog means of skill lift per dimension from BENCHMARK.md cards, "
                   "benchmarks.json or results.json, under each weighting"),
+    "compare": ("pytest_skilleval.reports.compare", "what changed between two runs (results.json or report dirs), as Markdown; "
+                "exit 1 on a regression"),
 }
 
 

@@ -133,6 +133,7 @@ class AttemptRow(BaseModel):
     steps: list[TrialStep] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     cost_usd: float | None = None
+    dimensions: dict[str, float | None] = Field(default_factory=dict)  # this trial's dimension scores (None: not counted)
 
 
 class AgentTier3(BaseModel):
@@ -275,7 +276,8 @@ def _agent(name: str, rows: list[TrialRecord], reruns: int) -> AgentTier3:
                                 tokens=r.tokens_in + r.tokens_out, cli_seconds=r.cli_seconds, skill_listed=r.skill_listed,
                                 invoked=r.invoked_skills, reason=r.reason, assertions=r.grade.assertions if r.grade else [],
                                 answer=r.final_answer[:MAX_ATTEMPT_ANSWER] if r.final_answer else None, steps=r.steps,
-                                notes=r.notes[:MAX_ATTEMPT_NOTES], cost_usd=r.cost_usd) for r in rows]
+                                notes=r.notes[:MAX_ATTEMPT_NOTES], cost_usd=r.cost_usd,
+                                dimensions={d: _measure(r, d) for d in DIMENSIONS}) for r in rows]
     return AgentTier3(agent=name, versions=sorted({r.agent_version for r in rows if r.agent_version}),
                       models=sorted({r.model for r in rows if r.model and r.status != "SKIPPED"}), arms=arms, lift=lift,
                       verdict=band.value if band else None, attempts=attempts_rows, overall_dimensions=comparable, power=power,
