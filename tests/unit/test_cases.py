@@ -607,8 +607,14 @@ def test_example_cases_script_every_cli_keylessly(root: Path) -> None:
                 final = rendered["steps"][0]["text"]
                 assert any(isinstance(a, model.SkillNotInvoked) for a in case.assertions)
             else:  # the loading steps are a variant chosen only when this CLI lists the skill
-                (variant,) = rendered["variants"]
+                *instructed, variant = rendered["variants"]
                 listing = LISTING[agent].format(name=skill.name, description=skill.description)
+                for first_variant in instructed:  # answers right only once the instructions reached the model
+                    marker = first_variant["if_request_contains"]
+                    assert marker in (skill.body or "") and marker not in listing + case.prompt, (case.id, agent, marker)
+                    assert all(_answer_passes(first_variant["steps"][-1]["text"], a) for a in answer_checks)
+                    assert not all(_answer_passes(variant["steps"][-1]["text"], a) for a in answer_checks)  # guessing without them
+                    variant = {**variant, "steps": [*variant["steps"][:-1], first_variant["steps"][-1]]}
                 assert variant["if_request_contains"] in json.dumps(listing, ensure_ascii=False)
                 assert variant["if_request_contains"] not in json.dumps(case.prompt, ensure_ascii=False)
                 tool, arg = LOADS[agent]
@@ -638,11 +644,11 @@ def test_example_scripts_played_by_the_gateway_differ_by_arm(root: Path) -> None
                 called: list[str] = []
                 for _ in range(10):  # the gateway answers by the number of tool results so far
                     request = NeutralRequest(protocol="test", model="m", stream=False, tools=tools, tool_results=tuple(results))
-                    reply, _note = script.reply_for(request, text, "t")
+                    reply, _note = script.reply_for(request, text + json.dumps(results, ensure_ascii=False), "t")
                     if not reply.tool_calls:
                         break
                     called += [c.name for c in reply.tool_calls]
-                    results += ["ok"] * len(reply.tool_calls)
+                    results += [skill.manifest_text or "ok"] * len(reply.tool_calls)  # a load or read returns the skill
                 loaded = tool in called
                 assert loaded is (offered and not case.negative), (case.id, agent, offered, called)
                 if offered or case.negative:
