@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: eval test venv clean bench lint agents browser
+.PHONY: eval test venv clean bench lint agents mutation browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,13 @@ eval: $(STAMP) agents
 test: $(STAMP) agents browser
 	.ci/with-dockerd $(BIN)/pytest -n 2
 
+## mutation: mutation-test the safety core (not part of `make test`: minutes per module on 2 cores).
+## MODULES="gate safefs" limits it; per-module killed / survived / equivalent; survivors in mutation-report/.
+MODULES ?=
+mutation: $(STAMP) agents
+	$(BIN)/python -m pip install --quiet 'cosmic-ray>=8.4'
+	$(BIN)/python mutation/run.py $(MODULES)
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/tier1_corpus.py
 
@@ -59,4 +66,4 @@ lint: $(STAMP)
 	$(BIN)/ruff check pytest_skilleval tests benchmarks
 
 clean:
-	rm -rf $(VENV) skilleval-report .pytest_cache build *.egg-info
+	rm -rf $(VENV) skilleval-report mutation-report .pytest_cache build *.egg-info

@@ -130,3 +130,23 @@ def test_blocking_failure_is_not_advisory() -> None:
     verdict = decide(result(findings=(finding(Severity.HIGH),)), blocking=True, policy=DEFAULT)
     assert verdict.outcome == "failed"
     assert not verdict.advisory_failure
+
+
+def test_score_above_the_pass_mark_passes() -> None:
+    assert final_status(result(score=90.0, min_score=70.0), DEFAULT) == (Status.PASSED, "no findings")
+
+
+def test_an_advisory_incomplete_is_not_passed_off_as_advisory_failure() -> None:
+    # INCOMPLETE is missing evidence, not a finding: it never takes the advisory (passing) path of FAILED.
+    verdict = decide(result(Status.INCOMPLETE, reason="ruff: crashed"), blocking=False, policy=DEFAULT)
+    assert verdict.status is Status.INCOMPLETE and not verdict.advisory_failure
+
+
+def test_policy_and_verdict_are_frozen() -> None:
+    import dataclasses
+
+    verdict = decide(result(), blocking=True, policy=DEFAULT)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        verdict.outcome = "failed"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        DEFAULT.fail_on = Severity.INFO  # type: ignore[misc]
