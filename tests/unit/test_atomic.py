@@ -1,0 +1,119 @@
+"""Every report and cache write goes through atomic.py: whole files or nothing, never through a link."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from pytest_skilleval import atomic
+from pytest_skilleval.atomic import UnsafeWriteError, create_exclusive, ensure_dir, trusted_prefix, write_atomic
+
+
+def leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
+
+
+def test_text_and_bytes_are_written_whole_with_readable_permissions(tmp_path: Path) -> None:
+    text = write_atomic(tmp_path / "a" / "b" / "card.md", "héllo\n")
+    data = write_atomic(tmp_path / "blob.bin", b"\x00\x01")
+    assert text.read_bytes() == "héllo\n".encode() and data.read_bytes() == b"\x00\x01"
+    assert stat.S_IMODE(text.stat().st_mode) == 0o644
+    assert leftovers(tmp_path / "a" / "b") == [] and leftovers(tmp_path) == []
+
+
+def test_an_existing_file_is_replaced_not_appended(tmp_path: Path) -> None:
+    target = tmp_path / "results.json"
+    target.write_text("old content that is longer")
+    write_atomic(target, "new")
+    assert target.read_text() == "new"
+
+
+def test_a_symlink_at_the_target_is_refused_and_its_victim_untouched(tmp_path: Path) -> None:
+    victim = tmp_path / "bashrc"
+    victim.write_text("original")
+    (tmp_path / "out").mkdir()
+    os.symlink(victim, tmp_path / "out" / "results.json")
+    with pytest.raises(UnsafeWriteError, match="symbolic link"):
+        write_atomic(tmp_path / "out" / "results.json", "payload")
+    assert victim.read_text() == "original"
+
+
+def test_a_symlinked_folder_in_the_path_is_refused(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    project = tmp_path / "project"
+    project.mkdir()
+    os.symlink(elsewhere, project / "skilleval-report")
+    with pytest.raises(UnsafeWriteError):
+        write_atomic(project / "skilleval-report" / "skill" / "BENCHMARK.md", "x", trusted=project)
+    with pytest.raises(UnsafeWriteError):
+        ensure_dir(project / "skilleval-report" / "skill", trusted=project)
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_links_at_or_above_the_trusted_prefix_are_allowed(tmp_path: Path) -> None:
+    real = tmp_path / "private-tmp"
+    real.mkdir()
+    os.symlink(real, tmp_path / "tmp")  # like macOS /tmp -> /private/tmp: not the run's to refuse
+    written = write_atomic(tmp_path / "tmp" / "report" / "results.json", "{}", trusted=tmp_path / "tmp")
+    assert (real / "report" / "results.json").read_text() == "{}" and written.name == "results.json"
+    with pytest.raises(UnsafeWriteError):  # without the trust, the same link is refused
+        write_atomic(tmp_path / "tmp" / "report2" / "results.json", "{}")
+
+
+def test_a_link_just_below_the_trusted_prefix_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    os.symlink(tmp_path / "real", tmp_path / "made")
+    with pytest.raises(UnsafeWriteError):
+        ensure_dir(tmp_path / "made" / "x", trusted=tmp_path)
+
+
+def test_a_failed_write_leaves_no_temporary_file_and_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "results.json"
+    target.write_text("previous")
+
+    def refuse(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(atomic.os, "replace", refuse)
+    with pytest.raises(OSError, match="No space"):
+        write_atomic(target, "new")
+    assert target.read_text() == "previous" and leftovers(tmp_path) == []
+
+
+def test_an_interrupt_mid_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(fd: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(atomic.os, "fsync", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomic(tmp_path / "card.md", "x")
+    assert not (tmp_path / "card.md").exists() and leftovers(tmp_path) == []
+
+
+def test_create_exclusive_claims_once(tmp_path: Path) -> None:
+    claim = tmp_path / "claims" / "share-1"
+    assert create_exclusive(claim, "worker gw0") is True
+    assert create_exclusive(claim, "worker gw1") is False
+    assert claim.read_text() == "worker gw0"
+
+
+def test_create_exclusive_never_writes_through_a_link(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    os.symlink(victim, tmp_path / "claim")  # dangling: O_CREAT alone would create the victim
+    assert create_exclusive(tmp_path / "claim", "x") is False
+    assert not victim.exists()
+
+
+def test_trusted_prefix_is_the_project_inside_it_and_the_existing_part_outside(tmp_path: Path) -> None:
+    project = tmp_path / "checkout"
+    (project / "skilleval-report").mkdir(parents=True)
+    assert trusted_prefix(project / "skilleval-report" / "x", project) == project
+    assert trusted_prefix(project, project) == project
+    outside = tmp_path / "ci-artifacts"
+    outside.mkdir()
+    assert trusted_prefix(outside / "new" / "deeper", project) == outside
+    assert trusted_prefix(outside / "report", project) == outside
