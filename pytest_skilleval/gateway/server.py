@@ -148,7 +148,10 @@ class Gateway:
         self.tokens.revoke(trial.token)
         trial.wait_idle()  # requests already inside finish and are logged before the trial is summed up
         trial.closed = True
+        seen = len(self.breaker.events)
         self.breaker.trial_ended(trial.families, trial.outage, trial.answered)
+        for family, kind, message in self.breaker.events[seen:]:  # the breaker says so, in the gateway's own log
+            self._gateway_log.write({"event": f"circuit_{kind}", "family": family, "detail": message, "trial": trial.name})
         for problem in trial.mode.close():
             trial.diverged(problem)
         self._gateway_log.write({"event": "trial_closed", **trial.summary()})

@@ -81,6 +81,8 @@ def metadata_lines(t3: Tier3Report) -> list[str]:
              f"- Tier 3 trials: {t3.trials} run, {t3.errors} errored, {t3.skipped} skipped; "
              f"Tier 3 is {'blocking (--block-on-agent-eval)' if t3.blocking else 'advisory'}"]
     lines += [f"- Skipped because: {_cell(reason)}" for reason in t3.skip_reasons[:3]]
+    if t3.breaker_refused:
+        lines.append(f"- Not started by the circuit breaker (ERROR): {t3.breaker_refused} trial(s); {_cell(t3.breaker_reason or '')}")
     if t3.infra_retries:
         lines.append(f"- Infrastructure retries: {t3.infra_retries} trial run(s) ERRORed for an infrastructure cause and were run again "
                      "(--skilleval-infra-retries; not attempts, not reruns)")
@@ -225,6 +227,10 @@ def terminal_lines(key: str, t3: Tier3Report) -> list[str]:
         lift = lift_cell(overall, w.measures.get("overall") if w else None, wo.measures.get("overall") if wo else None) if overall else "no baseline"
         out.append(f"tier3 {key} · {a.agent}: overall {lift}; verdict {a.verdict or 'NOT SCORED'}"
                    + (f"; {_pass_cells(w)}" if w else "") + (f" [{HARNESS_CHECK}]" if t3.scripted else ""))
+    if t3.breaker_refused:
+        out.append(f"tier3 {key}: {t3.breaker_refused} trial(s) not started, ERROR: {t3.breaker_reason}")
+    if t3.infra_retries:
+        out.append(f"tier3 {key}: {t3.infra_retries} trial run(s) ERRORed for an infrastructure cause and were run again")
     if not t3.blocking and any(arm.failed for a in t3.agents for arm in a.arms.values()):
         out.append(f"tier3 {key}: failed trials are advisory and do not fail the run (--block-on-agent-eval: a FAIL verdict does)")
     return out

@@ -1,7 +1,7 @@
 """The Tier 3 plan, printed before any trial starts: how many trials per agent × arm × attempt, and
 an **estimate** of the tokens and dollars they will cost (``--skilleval-dry-run`` stops after it).
 
-Per case × agent the estimate is the last metered usage of the same case, agent and gateway mode
+Per trial the estimate is the last metered usage of the same case, agent, arm and gateway mode
 (:class:`pytest_skilleval.tier3.store.TrialStore`), else the per-agent default below; dollars come
 from the gateway's price table for the agent's model. Scripted and replayed runs spend nothing, so
 their dollar estimate is "none". Reused baselines (``--skilleval-reuse-baseline``) are not counted
@@ -53,29 +53,27 @@ class PlannedTrial:
 class Estimate:
     tokens: int
     usd: float | None  # None: nothing will be spent (scripted, replay)
-    recorded: int  # case × agent pairs estimated from a recorded run
+    recorded: int  # trials estimated from the last recorded run of the same case, agent, arm and mode
     defaulted: int  # … and from the default table
 
 
 def estimate(trials: Iterable[PlannedTrial], *, mode: str, models: Mapping[str, str], store: TrialStore | None,
              prices: PriceTable | None = None) -> Estimate:
     prices = prices or PriceTable.load()
-    tokens, usd, recorded, defaulted = 0, 0.0, set(), set()
+    tokens, usd, recorded, defaulted = 0, 0.0, 0, 0
     for t in trials:
-        pair = (t.skill, t.case_id, t.agent)
-        last = store.usage(t.skill, t.case_id, t.agent, mode) if store is not None else None
+        last = store.usage(t.skill, t.case_id, t.agent, t.arm, mode) if store is not None else None
         if last is not None:
             t_in, t_out, cost = int(last.get("tokens_in") or 0), int(last.get("tokens_out") or 0), last.get("cost_usd")
-            recorded.add(pair)
+            recorded += 1
         else:
             t_in, t_out = SCRIPTED_TOKENS if mode == "scripted" else DEFAULT_TOKENS.get(t.agent, FALLBACK_TOKENS)
             cost = None
-            defaulted.add(pair)
+            defaulted += 1
         tokens += t_in + t_out
         if mode not in UNBILLED_MODES:
             usd += float(cost) if cost is not None else prices.cost(models.get(t.agent, "default"), Usage(t_in, t_out))[0]
-    return Estimate(tokens=tokens, usd=None if mode in UNBILLED_MODES else round(usd, 4), recorded=len(recorded),
-                    defaulted=len(defaulted - recorded))
+    return Estimate(tokens=tokens, usd=None if mode in UNBILLED_MODES else round(usd, 4), recorded=recorded, defaulted=defaulted)
 
 
 def plan_lines(trials: list[PlannedTrial], *, mode: str, models: Mapping[str, str], store: TrialStore | None,
@@ -95,8 +93,8 @@ def plan_lines(trials: list[PlannedTrial], *, mode: str, models: Mapping[str, st
         lines.append(f"  --skilleval-reuse-baseline: up to {baseline} without_skill trial(s) may be reused from the trial store, "
                      "not run")
     est = estimate(trials, mode=mode, models=models, store=store)
-    source = ", ".join(part for part in (f"{est.recorded} case×agent pair(s) from their last recorded run" if est.recorded else "",
-                                         f"{est.defaulted} case×agent pair(s) from the per-agent default table" if est.defaulted else "")
+    source = ", ".join(part for part in (f"{est.recorded} trial(s) from the last recorded run of the same case and arm" if est.recorded else "",
+                                         f"{est.defaulted} from the per-agent default table" if est.defaulted else "")
                        if part)
     dollars = "no dollars (the gateway plays the model: nothing is spent)" if est.usd is None else f"~${est.usd:,.2f}"
     lines.append(f"  estimate (an estimate, not a quote): ~{est.tokens:,} tokens, {dollars}; {source}")

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, Field
 
+from pytest_skilleval.gateway.outage import CIRCUIT_OPEN
 from pytest_skilleval.tier3 import stats
 from pytest_skilleval.tier3.grading.model import DIMENSIONS, AssertionOutcome
 from pytest_skilleval.tier3.record import TrialRecord, TrialStep
@@ -169,6 +170,9 @@ class Tier3Report(BaseModel):
     #: without_skill records reused from an earlier run (--skilleval-reuse-baseline): "<case> a<n>: <stored when> (run <id>)".
     reused_baselines: list[str] = Field(default_factory=list)
     infra_retries: int = 0  # executions re-run after an infrastructure ERROR, over all arms
+    #: Trials the circuit breaker did not start (the upstream was down), with the first refusal's reason.
+    breaker_refused: int = 0
+    breaker_reason: str | None = None
 
     @property
     def publication_evidence(self) -> bool:
@@ -248,7 +252,9 @@ def build(records: Iterable[TrialRecord], *, blocking: bool, reruns: int) -> Tie
         agents=agents, verdict=verdict, trials=len(ran), errors=sum(1 for r in ran if r.status == "ERROR"),
         skipped=len(records) - len(ran), skip_reasons=sorted({r.reason for r in records if r.status == "SKIPPED" and r.reason}),
         reused_baselines=[f"{r.case_id} [{r.agent}] a{r.attempt}: {r.reused_from}" for r in records if r.reused_from],
-        infra_retries=sum(r.infra_retries for r in records))
+        infra_retries=sum(r.infra_retries for r in records),
+        breaker_refused=len(refused := [r for r in records if (r.reason or "").startswith(CIRCUIT_OPEN)]),
+        breaker_reason=refused[0].reason if refused else None)
 
 
 def _agent(name: str, rows: list[TrialRecord], reruns: int) -> AgentTier3:

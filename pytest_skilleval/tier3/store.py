@@ -7,8 +7,8 @@ and each case's last metered usage for the cost estimate printed before a run.
   attempt and execution index. The skill is not in the key: the without_skill arm never sees it, so
   editing SKILL.md leaves every key unchanged and ``--skilleval-reuse-baseline`` runs only the
   with_skill arm.
-- ``usage/<key>.json``: the last metered tokens and dollars of a case × agent × gateway mode (any
-  arm), for :mod:`pytest_skilleval.tier3.plan`.
+- ``usage/<key>.json``: the last metered tokens and dollars of a case × agent × arm × gateway mode,
+  for :mod:`pytest_skilleval.tier3.plan`.
 
 Workers write one small file per key with an atomic replace, so xdist workers never collide.
 """
@@ -47,9 +47,9 @@ class BaselineKey:
         return hashlib.sha256(text.encode()).hexdigest()[:32] + ".json"
 
 
-def usage_key(skill_dir: str, case_id: str, agent: str, mode: str) -> str:
+def usage_key(skill_dir: str, case_id: str, agent: str, arm: str, mode: str) -> str:
     """By the skill folder's name (what a node id shows, so the xdist controller can look it up too)."""
-    return hashlib.sha256(json.dumps([STORE_VERSION, skill_dir, case_id, agent, mode]).encode()).hexdigest()[:32] + ".json"
+    return hashlib.sha256(json.dumps([STORE_VERSION, skill_dir, case_id, agent, arm, mode]).encode()).hexdigest()[:32] + ".json"
 
 
 def _now() -> str:
@@ -81,12 +81,12 @@ class TrialStore:
     def keep_usage(self, record: TrialRecord) -> None:
         if record.status == "SKIPPED" or record.reused_from or record.requests == 0:
             return
-        self._write(self.root / "usage" / usage_key(Path(record.skill_path).name, record.case_id, record.agent, record.mode),
+        self._write(self.root / "usage" / usage_key(Path(record.skill_path).name, record.case_id, record.agent, record.arm, record.mode),
                     {"tokens_in": record.tokens_in, "tokens_out": record.tokens_out, "cost_usd": record.cost_usd,
                      "recorded_at": _now()})
 
-    def usage(self, skill_dir: str, case_id: str, agent: str, mode: str) -> dict[str, Any] | None:
-        return self._read(self.root / "usage" / usage_key(skill_dir, case_id, agent, mode))
+    def usage(self, skill_dir: str, case_id: str, agent: str, arm: str, mode: str) -> dict[str, Any] | None:
+        return self._read(self.root / "usage" / usage_key(skill_dir, case_id, agent, arm, mode))
 
     # -- files ----------------------------------------------------------------------------------
     @staticmethod

@@ -20,6 +20,7 @@ from e2e_fixtures import have
 
 from pytest_skilleval.gateway import Gateway, GatewayConfig, Script, Upstream
 from pytest_skilleval.gateway.fake_upstream import FakeUpstream
+from pytest_skilleval.reports.tier3 import terminal_lines
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier3 import report as tier3_report
 from pytest_skilleval.tier3.cases import load_cases
@@ -119,6 +120,11 @@ def test_six_trials_against_an_upstream_that_answers_500_finish_as_errors_within
     assert all((r.reason or "").startswith("circuit breaker open: the anthropic upstream is down") for r in refused)
     assert all(r.requests == 0 and r.infra_retries == 0 for r in refused)
     assert upstream_requests <= 2 * 4, upstream_requests  # two runs of the first trial, 3 failures each (+1 in flight)
+    t3 = tier3_report.build(records, blocking=False, reruns=0)  # the run says so: terminal and card
+    assert t3.breaker_refused == 5 and t3.infra_retries == 1 and t3.status() == "INCOMPLETE"
+    said = terminal_lines("demo-skill", t3)
+    assert any(line.startswith("tier3 demo-skill: 5 trial(s) not started, ERROR: circuit breaker open: the anthropic upstream is down")
+               for line in said), said
     print(f"\nsix trials against a 500 upstream: {elapsed:.1f} s in all; first trial {first.total_seconds:.1f} s "
           f"(two runs); {upstream_requests} upstream request(s)")
 

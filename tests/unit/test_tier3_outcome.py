@@ -108,3 +108,22 @@ def test_a_cancelled_run_is_stopped_and_says_so(tmp_path: Path) -> None:
     assert result.cancelled and not result.timed_out and result.exit_code is None and result.stdout.startswith("up")
     done = run_process([sys.executable, "-c", "print('ok')"], {}, tmp_path, 30, cancel=threading.Event())
     assert (done.exit_code, done.stdout.strip(), done.cancelled) == (0, "ok", False)
+
+
+def test_the_agents_own_error_result_is_read_from_its_event_stream() -> None:
+    """What the real Claude Code 2.1 prints when its upstream answers 400, and when it hits --max-turns."""
+    from pytest_skilleval.tier3.agents import ClaudeCode
+    from pytest_skilleval.trajectory import default_registry
+
+    init = {"type": "system", "subtype": "init", "session_id": "s", "tools": [], "model": "claude-sonnet-4-5"}
+    api = {"type": "result", "subtype": "success", "is_error": True, "api_error_status": 400, "num_turns": 1,
+           "result": "API Error: 400 fake upstream 400", "session_id": "s"}
+    turns = {"type": "result", "subtype": "error_max_turns", "is_error": True, "num_turns": 3, "session_id": "s"}
+    parse = default_registry().parse_records
+    failed = parse([init, api], format=ClaudeCode().parser)
+    assert (failed.api_error_status, failed.run_error, failed.max_turns_reached) == (400, "API Error: 400 fake upstream 400", False)
+    found = infrastructure_failure(RunFacts(exit_code=1, run_error=failed.run_error, api_error_status=failed.api_error_status))
+    assert found is not None and found.startswith("the agent reported a model API error: HTTP 400")
+    limited = parse([init, turns], format=ClaudeCode().parser)
+    assert limited.max_turns_reached and limited.api_error_status is None
+    assert infrastructure_failure(RunFacts(exit_code=1, run_error=limited.run_error, max_turns_reached=True, requests=[OK])) is None

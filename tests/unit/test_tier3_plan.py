@@ -35,12 +35,12 @@ def test_the_estimate_uses_the_last_recorded_run_else_the_default_table(tmp_path
     store = TrialStore(tmp_path)
     planned = trials("claude-code")
     default = estimate(planned, mode="proxy", models=MODELS, store=store)
-    assert (default.recorded, default.defaulted) == (0, 2) and default.tokens == 4 * 46_500
+    assert (default.recorded, default.defaulted) == (0, 4) and default.tokens == 4 * 46_500
     assert default.usd == pytest.approx(4 * (45_000 * 3 + 1_500 * 15) / 1e6)  # sonnet prices, from the gateway's table
     store.keep_usage(record())
     known = estimate(planned, mode="proxy", models=MODELS, store=store)
-    assert (known.recorded, known.defaulted) == (1, 1)
-    assert known.usd == pytest.approx(2 * 0.1 + 2 * (45_000 * 3 + 1_500 * 15) / 1e6)
+    assert (known.recorded, known.defaulted) == (1, 3)  # case c0, without_skill: the recorded one
+    assert known.usd == pytest.approx(0.1 + 3 * (45_000 * 3 + 1_500 * 15) / 1e6)
     assert estimate(planned, mode="scripted", models=MODELS, store=store).usd is None  # nothing is spent: no dollars
 
 
