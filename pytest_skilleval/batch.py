@@ -11,6 +11,11 @@ scanned once per run, in as many parallel processes as there are workers.
 
 Results are cached on disk by a fingerprint of the skill's bytes, the tool versions and the
 rules, so an unchanged skill costs nothing on the next run. INCOMPLETE results are not cached.
+
+One bad skill must not cost the others their result. When a scan of several skills leaves some of
+them INCOMPLETE or ERROR (a scanner crashed, timed out, hit its resource limits, or the check
+raised), those skills are scanned again in halves, down to one skill per scan, so only the culprit
+keeps the failure, with its cause. A missing tool is not retried: it fails every skill alike.
 """
 
 from __future__ import annotations
@@ -31,6 +36,11 @@ from pytest_skilleval.skill import Skill
 
 #: How long a worker waits for another worker's share before scanning the skill itself.
 SHARE_WAIT_S = 900.0
+#: Skills handed to one scanner run: their texts are all in memory while it runs.
+MAX_BATCH_SKILLS = 200
+#: Extra scans one batch may spend isolating the skills that broke it (about 2·log2 of its size
+#: per culprit); past it the remaining suspects keep the batch's failure.
+MAX_ISOLATION_SCANS = 32
 
 
 class BatchedCheck(Check):
@@ -63,16 +73,38 @@ class BatchedCheck(Check):
         return ctx.batcher.result(self, skill, ctx)
 
     def _scan_now(self, skills: Sequence[Skill], ctx: CheckContext) -> dict[Path, CheckResult]:
+        results = self._scan_once(skills, ctx)
+        self._isolate(list(skills), results, ctx, [MAX_ISOLATION_SCANS])
+        return results
+
+    def _scan_once(self, skills: Sequence[Skill], ctx: CheckContext) -> dict[Path, CheckResult]:
         try:
-            results = self.scan(skills, ctx)
+            results = dict(self.scan(skills, ctx))
         except tools.ToolError as exc:
             return {s.root: CheckResult.incomplete(self.name, str(exc), tier=self.tier,
                                                     tools={exc.tool.name: "missing" if exc.kind == "missing" else "failed"})
+                    for s in skills}
+        except Exception as exc:  # noqa: BLE001 - a check's bug on one skill is an ERROR, isolated below
+            return {s.root: CheckResult.error(self.name, f"check crashed: {type(exc).__name__}: {exc}", tier=self.tier)
                     for s in skills}
         missing = [s for s in skills if s.root not in results]
         for s in missing:
             results[s.root] = CheckResult.incomplete(self.name, "scanner returned no result for this skill", tier=self.tier)
         return results
+
+    def _isolate(self, skills: list[Skill], results: dict[Path, CheckResult], ctx: CheckContext, budget: list[int]) -> None:
+        """Scan again, in halves, the skills a failed batch left without evidence (see module docstring)."""
+        suspects = [s for s in skills if _retryable(results[s.root])]
+        if len(skills) < 2 or not suspects:
+            return
+        halves = [suspects] if len(suspects) < len(skills) else [suspects[:len(suspects) // 2], suspects[len(suspects) // 2:]]
+        for half in halves:
+            if budget[0] <= 0:
+                return
+            budget[0] -= 1
+            again = self._scan_once(half, ctx)
+            self._isolate(half, again, ctx, budget)
+            results.update(again)
 
     def tool_versions(self) -> dict[str, str]:
         return {t.name: tools.version(t) or "missing" for t in self.tools}
@@ -176,26 +208,43 @@ class Batcher:
     def _from_cache(self, check: BatchedCheck, root: Path, ctx: CheckContext) -> bool:
         if self.cache is None:
             return False
-        cached = self.cache.get(check.name, self._fingerprint(check, root, ctx))
+        try:
+            fp = self._fingerprint(check, root, ctx)
+        except Exception:  # noqa: BLE001 - a skill that cannot be loaded is scanned (and fails) alone
+            return False
+        cached = self.cache.get(check.name, fp)
         if cached is not None:
             self._memo[(check.name, root)] = cached
         return cached is not None
 
     def _scan(self, check: BatchedCheck, roots: Sequence[Path], ctx: CheckContext) -> None:
         pending = [r for r in roots if (check.name, r) not in self._memo]
+        for start in range(0, len(pending), MAX_BATCH_SKILLS):
+            self._scan_chunk(check, pending[start:start + MAX_BATCH_SKILLS], ctx)
+
+    def _scan_chunk(self, check: BatchedCheck, pending: Sequence[Path], ctx: CheckContext) -> None:
+        loaded: dict[Path, Skill] = {}
         for root in pending:
-            skill = self.load_skill(root)
-            if not check.needs_scan(skill):  # answered without a tool, a fingerprint or a cache entry
-                self._memo[(check.name, root)] = check._scan_now([skill], ctx)[root]
+            try:
+                skill = loaded[root] = self.load_skill(root)
+                if not check.needs_scan(skill):  # answered without a tool, a fingerprint or a cache entry
+                    self._memo[(check.name, root)] = check._scan_now([skill], ctx)[root]
+            except Exception as exc:  # noqa: BLE001 - a skill that cannot even be loaded fails alone
+                self._memo[(check.name, root)] = CheckResult.error(
+                    check.name, f"skill could not be loaded: {type(exc).__name__}: {exc}", tier=check.tier)
         todo = [r for r in pending if (check.name, r) not in self._memo and not self._from_cache(check, r, ctx)]
         if not todo:
             return
-        skills = [self.load_skill(r) for r in todo]
+        skills = [loaded[r] for r in todo]
         self.scanned += len(skills)
         for root, result in check._scan_now(skills, ctx).items():
             self._memo[(check.name, root)] = result
             if self.cache is not None and result.status is Status.PASSED:
                 self.cache.put(check.name, self._fingerprint(check, root, ctx), result)
+
+
+def _retryable(result: CheckResult) -> bool:
+    return result.status in (Status.INCOMPLETE, Status.ERROR) and "missing" not in result.tools.values()
 
 
 def _claimant_alive(claim: Path) -> bool:

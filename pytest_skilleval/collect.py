@@ -22,7 +22,7 @@ import pytest
 
 from pytest_skilleval import gate, state
 from pytest_skilleval.checks import Check, CheckContext
-from pytest_skilleval.results import CheckResult, Status
+from pytest_skilleval.results import CheckResult, Status, encodable
 from pytest_skilleval.roots import find_skills, is_skill_dir
 
 __all__ = ["CheckItem", "SkillDirectory", "SkillPathway", "SkillTree", "is_skill_dir"]
@@ -147,16 +147,19 @@ class CheckItem(_OutsideSkillHooks, pytest.Item):
 
     def runtest(self) -> None:
         run = state.run_state(self.config)
-        skill = run.skill(self.path)
         ctx = CheckContext(settings=run.settings, batcher=run.batcher)
         started = time.perf_counter()
         details = ""
+        skill = None
         try:
+            skill = run.skill(self.path)
             result = self.check.run(skill, ctx)
         except Exception as exc:  # a broken check is an ERROR result with its traceback, never a pass
-            details = traceback.format_exc()
-            result = CheckResult.error(self.check.name, f"check crashed: {type(exc).__name__}: {exc}", tier=self.check.tier)
-        result = result.model_copy(update={"duration_s": round(time.perf_counter() - started, 6)})
+            details = encodable(traceback.format_exc())
+            what = "check crashed" if skill is not None else "skill could not be loaded"
+            result = CheckResult.error(self.check.name, f"{what}: {type(exc).__name__}: {exc}", tier=self.check.tier)
+        # a string no codec can encode would cost the whole run its reports (xdist, report writers)
+        result = result.encodable().model_copy(update={"duration_s": round(time.perf_counter() - started, 6)})
         verdict = gate.decide(result, blocking=self.check.blocking, policy=run.policy)
         final = result.model_copy(update={"status": verdict.status,
                                           "reason": result.reason if verdict.status is not Status.PASSED else None})
@@ -172,9 +175,9 @@ class CheckItem(_OutsideSkillHooks, pytest.Item):
         """Put the result where the xdist controller (and JUnit) can see it: user_properties."""
         counts = result.severity_counts()
         envelope = {
-            "skill": run.skill_key(self.path),
-            "skill_name": skill.name,
-            "skill_path": str(self.path),
+            "skill": encodable(run.skill_key(self.path)),
+            "skill_name": encodable(skill.name if skill is not None else self.path.name),
+            "skill_path": encodable(str(self.path)),
             "blocking": verdict.blocking,
             "result": result.model_dump(mode="json"),
         }

@@ -62,17 +62,29 @@ class Frontmatter:
     end_line: int = 0  # line of the closing delimiter, 0 when absent
 
 
-def _count_nodes(value: Any, budget: list[int]) -> None:
-    budget[0] -= 1
-    if budget[0] < 0:
-        return
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _count_nodes(k, budget)
-            _count_nodes(v, budget)
-    elif isinstance(value, list):
-        for v in value:
-            _count_nodes(v, budget)
+def _expanded_size(root: yaml.Node) -> int | None:
+    """Values the data holds once aliases are expanded, counted on the node graph without expanding
+    or recursing (so neither a YAML bomb nor nesting depth costs anything); None when an alias
+    refers to a node that contains it (``name: &a [*a]``): such data contains itself."""
+    size: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    todo: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while todo:
+        node, children_done = todo.pop()
+        if id(node) in size:
+            continue
+        kids = ([n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode)
+                else list(node.value) if isinstance(node, yaml.SequenceNode) else [])
+        if children_done:
+            open_nodes.discard(id(node))
+            size[id(node)] = min(MAX_NODES + 1, 1 + sum(size[id(k)] for k in kids))
+        elif id(node) in open_nodes:
+            return None
+        else:
+            open_nodes.add(id(node))
+            todo.append((node, True))
+            todo.extend((k, False) for k in kids if id(k) not in size)
+    return size[id(root)]
 
 
 def parse(text: str, manifest: str = "SKILL.md") -> Frontmatter:
@@ -133,6 +145,16 @@ def parse(text: str, manifest: str = "SKILL.md") -> Frontmatter:
         loader = _StrictLoader(yaml_text)
         try:
             node = loader.get_single_node()
+            expanded = _expanded_size(node) if node is not None else 0
+            if expanded is None:
+                add("recursive", Severity.HIGH, node.start_mark.line + 2 if node is not None else 2,
+                    "frontmatter refers to itself through a YAML alias (e.g. 'name: &a [*a]')",
+                    "remove anchors and aliases")
+                return fm
+            if expanded > MAX_NODES:
+                add("too-large", Severity.HIGH, 2, f"frontmatter expands to more than {MAX_NODES} values (YAML aliases?)",
+                    "remove anchors and aliases")
+                return fm
             data = loader.construct_document(node) if node is not None else None
         finally:
             loader.dispose()
@@ -156,12 +178,6 @@ def parse(text: str, manifest: str = "SKILL.md") -> Frontmatter:
         add("yaml-syntax", Severity.HIGH, 2, f"invalid YAML: {exc}", "fix the YAML syntax")
         return fm
 
-    budget = [MAX_NODES]
-    _count_nodes(data, budget)
-    if budget[0] < 0:
-        add("too-large", Severity.HIGH, 2, f"frontmatter expands to more than {MAX_NODES} values (YAML aliases?)",
-            "remove anchors and aliases")
-        return fm
     if not isinstance(data, dict):
         kind = "empty" if data is None else type(data).__name__
         add("not-mapping", Severity.HIGH, 2, f"frontmatter must be a YAML mapping of keys, got {kind}",

@@ -8,8 +8,8 @@ Rules, in order:
 3. SKIPPED (the check does not apply) skips the item.
 4. A completed result FAILS when its score is under the pass mark, or when a finding is at or
    above ``--skilleval-fail-on`` (default HIGH). Otherwise it PASSES.
-5. An advisory (non-blocking) check that FAILED is reported as FAILED everywhere, but its item
-   passes with the word ADVISORY, so the run is not failed by it and nothing is hidden.
+5. An advisory (non-blocking) check that FAILED or is INCOMPLETE is reported so everywhere, but
+   its item passes with the word ADVISORY, so the run is not failed by it and nothing is hidden.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class Verdict:
 
     @property
     def advisory_failure(self) -> bool:
-        return self.status is Status.FAILED and not self.blocking
+        return self.status in (Status.FAILED, Status.INCOMPLETE) and not self.blocking
 
 
 def final_status(result: CheckResult, policy: Policy) -> tuple[Status, str]:
@@ -60,11 +60,11 @@ def decide(result: CheckResult, *, blocking: bool, policy: Policy) -> Verdict:
         outcome = "passed"
     elif status is Status.SKIPPED:
         outcome = "skipped"
+    elif status in (Status.FAILED, Status.INCOMPLETE) and not blocking:
+        outcome = "passed"
     elif status is Status.INCOMPLETE and policy.allow_incomplete:
         outcome = "skipped"
         reason = f"INCOMPLETE (allowed by --skilleval-allow-incomplete): {reason}"
-    elif status is Status.FAILED and not blocking:
-        outcome = "passed"
     else:
         outcome = "failed"
     return Verdict(status=status, outcome=outcome, blocking=blocking, reason=reason)

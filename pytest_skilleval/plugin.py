@@ -162,7 +162,8 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
-    if report.when == "call" and report.passed and ("skilleval.status", "FAILED") in report.user_properties:
+    props = report.user_properties
+    if report.when == "call" and report.passed and (("skilleval.status", "FAILED") in props or ("skilleval.status", "INCOMPLETE") in props):
         return "advisory", "A", "ADVISORY"
     return None
 
@@ -187,6 +188,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             by_check.setdefault(item.check.name, []).append(item.path)
     for name, skill_roots in by_check.items():
         run.batcher.set_targets(name, skill_roots)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Release a skill after the last of its items in a row (items are ordered by skill path)."""
+    run = item.config.stash.get(state.RUN_STATE, None)
+    if run is not None and isinstance(item, CheckItem) and (nextitem is None or nextitem.path != item.path):
+        run.release(item.path)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

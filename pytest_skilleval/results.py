@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -138,6 +139,12 @@ class CheckResult(BaseModel):
             counts[f.severity.value.lower()] += 1
         return counts
 
+    def encodable(self) -> CheckResult:
+        """This result with every lone surrogate escaped (see :func:`encodable`); itself when there is none."""
+        data = self.model_dump(mode="python")
+        clean = encodable_data(data)
+        return self if clean == data else CheckResult.model_validate(clean)
+
     def to_json(self) -> str:
         """JSON text that survives xdist serialization on ``report.user_properties``."""
         return json.dumps(self.model_dump(mode="json"), sort_keys=True)
@@ -145,3 +152,42 @@ class CheckResult(BaseModel):
     @classmethod
     def from_json(cls, text: str) -> CheckResult:
         return cls.model_validate_json(text)
+
+
+#: A str code point in U+D800..U+DFFF. Decoding UTF-8 never yields one, but JSON's ``"\\ud800"``
+#: escape and undecodable file names (``surrogateescape``) do, and such a string cannot be encoded:
+#: it breaks xdist's transport of a report and every report writer.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def encodable(text: str) -> str:
+    """``text`` with each surrogate code point written as the escape ``\\udXXX``: UTF-8 encodable."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _SURROGATE.search(text) else text
+
+
+def has_surrogates(text: str) -> bool:
+    return _SURROGATE.search(text) is not None
+
+
+def encodable_data(value: Any) -> Any:
+    """A copy of JSON-like data (dicts, lists, tuples, strings, scalars) with every string, keys too,
+    made :func:`encodable`. Iterative: the depth of the data cannot exhaust the stack."""
+    def fix(v: Any) -> Any:
+        return encodable(v) if isinstance(v, str) else v
+
+    root: list[Any] = [value]
+    todo: list[tuple[Any, Any]] = [(root, 0)]  # (container, key or index) whose value needs fixing
+    while todo:
+        container, key = todo.pop()
+        v = container[key]
+        if isinstance(v, dict):
+            copy = {fix(k): item for k, item in v.items()}
+            container[key] = copy
+            todo.extend((copy, k) for k in copy)
+        elif isinstance(v, (list, tuple)):  # a tuple comes back as a list, as JSON would give it
+            items = list(v)
+            container[key] = items
+            todo.extend((items, i) for i in range(len(items)))
+        else:
+            container[key] = fix(v)
+    return root[0]

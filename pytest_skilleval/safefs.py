@@ -18,7 +18,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_skilleval.results import Finding, Severity
+from pytest_skilleval.results import Finding, Severity, encodable, has_surrogates
 
 #: Folders never walked inside a skill: tool caches and vendored dependencies, not skill content.
 SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".ruff_cache", ".pytest_cache"})
@@ -106,6 +106,13 @@ def take_inventory(root: Path, limits: Limits = Limits()) -> Inventory:
             return
         for child in children:
             rel = f"{rel_dir}/{child.name}" if rel_dir else child.name
+            if has_surrogates(child.name):
+                # undecodable bytes (os.fsdecode's surrogateescape): no report, scanner or JSON can
+                # carry such a name, so the entry is left out, named by its escaped form
+                count += 1
+                inv.findings.append(_finding("bad-name", Severity.HIGH, encodable(rel),
+                                             "name is not valid UTF-8; not read", "rename it with UTF-8 characters"))
+                continue
             if count >= limits.max_files:
                 if not inv.truncated:
                     inv.truncated = True
@@ -121,7 +128,7 @@ def take_inventory(root: Path, limits: Limits = Limits()) -> Inventory:
             mode = st.st_mode
             if stat.S_ISLNK(mode):
                 try:
-                    target = os.readlink(child.path)
+                    target = encodable(os.readlink(child.path))  # raw bytes: maybe not UTF-8
                 except OSError:
                     target = "?"
                 inv.entries.append(Entry(rel, EntryKind.SYMLINK, link_target=target))

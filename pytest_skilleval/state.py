@@ -34,7 +34,7 @@ class RunState:
             count = int(workerinput.get("workercount", 1))
             if cache_dir is not None:
                 coord = cache_dir / "runs" / str(workerinput.get("testrunuid", "run"))
-        return batch.Batcher(load_skill=self.skill, cache=batch.ResultCache(cache_dir) if cache_dir else None,
+        return batch.Batcher(load_skill=self.skill_for_batch, cache=batch.ResultCache(cache_dir) if cache_dir else None,
                              coord_dir=coord, worker_index=index, worker_count=count)
 
     def selected_checks(self, tier: int) -> list[Check]:
@@ -66,9 +66,25 @@ class RunState:
         return self._keys.get(root) or self._key_for(root, "")
 
     def skill(self, root: Path) -> Skill:
+        """The skill an item runs on, loaded once and kept until :meth:`release`."""
         if root not in self._skills:
             self._skills[root] = Skill(root=root, key=self.skill_key(root), limits=self.limits)
         return self._skills[root]
+
+    def skill_for_batch(self, root: Path) -> Skill:
+        """A skill for a scanner batch: the loaded one if an item holds it, else a copy that is not
+        kept. A batch covers skills whose items may run on another worker: keeping them all would
+        hold a whole share of the catalog (texts, parsed Markdown) for the rest of the session."""
+        return self._skills.get(root) or Skill(root=root, key=self.skill_key(root), limits=self.limits)
+
+    def loaded(self) -> list[Path]:
+        """Roots of the skills held in memory right now."""
+        return list(self._skills)
+
+    def release(self, root: Path) -> None:
+        """Forget a skill once its last item in this process has run: memory stays bounded by the
+        skills in flight, not by the catalog. A later item of the same skill loads it again."""
+        self._skills.pop(root, None)
 
     def skill_roots(self) -> list[Path]:
         return list(self._keys)

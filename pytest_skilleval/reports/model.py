@@ -90,9 +90,10 @@ def _tier_summary(tier: int, records: list[CheckRecord]) -> TierSummary:
         return TierSummary(tier=tier, status=NOT_RUN)
     statuses = {r.result.status for r in records}
     failed = sorted(r.result.check for r in records if r.blocking and r.result.status in (Status.FAILED, Status.ERROR))
-    advisory = sorted(r.result.check for r in records if not r.blocking and r.result.status is Status.FAILED)
+    # an advisory check never decides a verdict, not even by missing its evidence
+    advisory = sorted(r.result.check for r in records if not r.blocking and r.result.status in (Status.FAILED, Status.INCOMPLETE))
     findings = sum(len(r.result.findings) for r in records)
-    if Status.INCOMPLETE in statuses:
+    if any(r.blocking and r.result.status is Status.INCOMPLETE for r in records):
         status = "INCOMPLETE"
     elif any(r.blocking and r.result.status is Status.ERROR for r in records):
         status = "ERROR"

@@ -90,7 +90,13 @@ def _chunks(paths: list[str]) -> list[list[str]]:
     return out
 
 
-def _load(tool: tools.ToolSpec, text: str) -> Any:
+def _load(tool: tools.ToolSpec, run: tools.ToolRun) -> Any:
+    """Both tools print a JSON document even when they find nothing: no output is a failure (shellcheck
+    out of memory exits 1, the code it also uses for findings)."""
+    text = run.stdout
+    if not text.strip():
+        tail = run.stderr.strip().splitlines()[-2:]
+        raise tools.ToolError(tool, "crashed", f"exit code {run.returncode} and no output: {' | '.join(tail)[:300]}")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -101,8 +107,8 @@ def run_ruff(st: Staged, paths: list[str]) -> list[tuple[int, str, Finding]]:
     out = []
     for chunk in _chunks(paths):
         run = tools.run(RUFF, ["check", "--isolated", "--no-cache", "--output-format", "json", "--select", RUFF_SELECT,
-                               "--exit-zero", "--", *chunk], timeout=TIMEOUT_S, cwd=st.root)
-        items = _load(RUFF, run.stdout or "[]")
+                               "--exit-zero", "--", *chunk], timeout=TIMEOUT_S, cwd=st.root, files=len(chunk))
+        items = _load(RUFF, run)
         if not isinstance(items, list):
             raise tools.ToolError(RUFF, "bad-output", "output is not a JSON list")
         for item in items:
@@ -123,8 +129,8 @@ def run_shellcheck(st: Staged, paths: list[str]) -> list[tuple[int, str, Finding
     for chunk in _chunks(paths):
         # exit 1 means findings; 2 (a file could not be checked), 3 and 4 (bad options) are failures
         run = tools.run(SHELLCHECK, ["--format", "json1", "--norc", "--", *chunk], timeout=TIMEOUT_S, cwd=st.root,
-                        ok_codes=(0, 1))
-        doc = _load(SHELLCHECK, run.stdout or '{"comments": []}')
+                        ok_codes=(0, 1), files=len(chunk))
+        doc = _load(SHELLCHECK, run)
         comments = doc.get("comments") if isinstance(doc, dict) else None
         if not isinstance(comments, list):
             raise tools.ToolError(SHELLCHECK, "bad-output", "output has no 'comments' list")
@@ -178,6 +184,7 @@ class LintCheck(BatchedCheck):
                 except tools.ToolError as exc:
                     for index in {i for i, _, _ in plan.scripts[language]}:
                         failed.setdefault(index, []).append(str(exc))
+                    versions[spec.name] = "missing" if exc.kind == "missing" else "failed"
         results = {}
         for i, skill in enumerate(skills):
             counts = {f"{lang}_scripts": plan.count(i, lang) for lang in (PYTHON, SHELL)}

@@ -137,7 +137,7 @@ def run_gitleaks(st: Staged, texts: dict[tuple[int, str], str]) -> list[Hit]:
             "--max-archive-depth", "0", "--exit-code", str(LEAKS_EXIT),
             "--report-format", "json", "--report-path", "-"]
     # cwd is the private copy: gitleaks reads .gitleaksignore and .gitleaks.toml from there, and it holds none
-    run = tools.run(GITLEAKS, args, timeout=TIMEOUT_S, cwd=st.root, ok_codes=(0, LEAKS_EXIT))
+    run = tools.run(GITLEAKS, args, timeout=TIMEOUT_S, cwd=st.root, ok_codes=(0, LEAKS_EXIT), files=len(st.paths))
     try:
         items = json.loads(run.stdout or "[]")
     except json.JSONDecodeError as exc:

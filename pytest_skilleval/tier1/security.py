@@ -62,8 +62,11 @@ SEMGREP_SEVERITY = {"ERROR": Severity.HIGH, "WARNING": Severity.MEDIUM, "INFO": 
 
 BANDIT = ToolSpec("bandit", "bandit", "pip install bandit  (a dependency of pytest-skilleval)")
 #: Without the version-check switch semgrep waits ~100 s for semgrep.dev after every scan.
+#: semgrep-core's OCaml runtime maps ~3 GB of writable memory at start, so its data cap is higher;
+#: ``--max-memory`` bounds each file's analysis inside it.
 SEMGREP = ToolSpec("semgrep", "semgrep", "pip install 'pytest-skilleval[scanners]'  (or: pip install semgrep)",
-                   env={"SEMGREP_ENABLE_VERSION_CHECK": "0"})
+                   env={"SEMGREP_ENABLE_VERSION_CHECK": "0"}, memory_mb=6144)
+SEMGREP_FILE_MEMORY_MB = 512
 
 _SHEBANG = re.compile(r"#![ \t]*(\S+)[ \t]*(.*)")
 _PARSE_ERROR = re.compile(r"syntax|pars|lexical", re.IGNORECASE)
@@ -178,7 +181,8 @@ def bandit_severity(severity: str, confidence: str) -> Severity:
 def run_bandit(scripts: Sequence[Script], cwd: Path) -> _Outcome:
     by_path = {os.path.normpath(s.staged): s for s in scripts}
     # Exit 1 means "issues found"; a syntax error still exits 0, so errors[] is read below.
-    run = tools.run(BANDIT, ["-f", "json", "-q", "--ignore-nosec", *by_path], timeout=BANDIT_TIMEOUT_S, cwd=cwd, ok_codes=(0, 1))
+    run = tools.run(BANDIT, ["-f", "json", "-q", "--ignore-nosec", *by_path], timeout=BANDIT_TIMEOUT_S, cwd=cwd, ok_codes=(0, 1),
+                    files=len(by_path))
     doc = _load_json(BANDIT, run.stdout)
     results, errors, metrics = (_field(BANDIT, doc, k) for k in ("results", "errors", "metrics"))
     out = _Outcome(version=tools.version(BANDIT) or "unknown")
@@ -211,9 +215,11 @@ def run_bandit(scripts: Sequence[Script], cwd: Path) -> _Outcome:
 def run_semgrep(scripts: Sequence[Script], cwd: Path, max_bytes: int) -> _Outcome:
     by_path = {os.path.normpath(s.staged): s for s in scripts}
     args = ["scan", "--config", str(RULES_DIR), "--json", "--quiet", "--metrics=off", "--disable-version-check",
-            "--no-rewrite-rule-ids", "--disable-nosem", "--no-git-ignore", f"--max-target-bytes={max_bytes + 1}", *by_path]
+            "--no-rewrite-rule-ids", "--disable-nosem", "--no-git-ignore", f"--max-target-bytes={max_bytes + 1}",
+            f"--max-memory={SEMGREP_FILE_MEMORY_MB}", *by_path]
     # Any exit code is accepted here: semgrep explains a failure in its JSON, which is read below.
-    run = tools.run(SEMGREP, args, timeout=SEMGREP_TIMEOUT_S, cwd=cwd, ok_codes=tuple(range(126)))
+    run = tools.run(SEMGREP, args, timeout=SEMGREP_TIMEOUT_S, cwd=cwd, ok_codes=tuple(range(126)),
+                    files=len(by_path))
     doc = _load_json(SEMGREP, run.stdout) if run.stdout.strip() else {}
     errors = doc.get("errors", [])
     if run.returncode != 0 or not doc:

@@ -208,6 +208,10 @@ def _load_file(skill: Skill, rel: str, primary: bool) -> tuple[EvalFile, list[Ev
     except SyntaxProblem as exc:
         return EvalFile(rel, primary, None), [], [Problem("syntax", Severity.HIGH, exc.message, rel, exc.line, suggestion="fix the syntax")]
     problems = [Problem("syntax", Severity.HIGH, message, rel, line) for line, message in doc.bad_lines]
+    if doc.surrogate_lines:
+        problems.append(Problem("surrogate", Severity.HIGH, "a string holds a lone surrogate (an escape such as \\ud800 with no "
+                                "pair): it is not Unicode text, no agent can be sent it; it was kept escaped",
+                                rel, doc.surrogate_lines[0], suggestion="remove the escape or write the character itself"))
 
     def report(path: Path, rule: str, severity: Severity, message: str, *, field: str | None = None, suggestion: str | None = None) -> None:
         problems.append(Problem(rule, severity, message, rel, doc.line(path), None, field, suggestion))

@@ -18,6 +18,8 @@ from typing import Any
 
 import yaml
 
+from pytest_skilleval.results import encodable, encodable_data
+
 #: A key or list index; a path of them addresses one value in the document.
 PathPart = str | int
 Path = tuple[PathPart, ...]
@@ -50,6 +52,8 @@ class Document:
     jsonl: bool = False
     #: JSON Lines only: (line, message) of lines that are not JSON; the other lines still load.
     bad_lines: list[tuple[int, str]] = field(default_factory=list)
+    #: Lines of strings that held lone surrogates (JSON ``"\\ud800"``); those were escaped.
+    surrogate_lines: list[int] = field(default_factory=list)
 
     def line(self, path: Path) -> int | None:
         """The line of ``path``, else of its nearest recorded ancestor (e.g. an absent key's mapping)."""
@@ -61,17 +65,35 @@ class Document:
 
 
 def parse(text: str, name: str) -> Document:
-    """Parse by the file's suffix; raises :class:`SyntaxProblem` only."""
+    """Parse by the file's suffix; raises :class:`SyntaxProblem` only. Every string that leaves
+    here can be encoded: a lone surrogate is escaped and its line kept in ``surrogate_lines``."""
     text = text.removeprefix("\ufeff")  # a BOM is harmless here; json.loads would refuse it
     suffix = name.rsplit(".", 1)[-1].lower()
     try:
         if suffix == "jsonl":
-            return _parse_jsonl(text)
-        if suffix == "json":
-            return _parse_json(text)
-        return _parse_yaml(text)
+            doc = _parse_jsonl(text)
+        elif suffix == "json":
+            doc = _parse_json(text)
+        else:
+            doc = _parse_yaml(text)
     except RecursionError:
         raise SyntaxProblem("nested too deeply to parse", None) from None
+    if _SURROGATE_ESCAPE.search(text):
+        clean = encodable_data(doc.data)
+        if clean != doc.data:
+            doc.data = clean
+            doc.lines = {_encodable_path(p): n for p, n in doc.lines.items()}
+            doc.duplicates = [(_encodable_path(p), n) for p, n in doc.duplicates]
+            doc.surrogate_lines = sorted({text.count("\n", 0, m.start()) + 1 for m in _SURROGATE_ESCAPE.finditer(text)})
+    return doc
+
+
+#: How a surrogate gets into a str from text that decoded as UTF-8: an escape in JSON or YAML.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _encodable_path(path: Path) -> Path:
+    return tuple(encodable(p) if isinstance(p, str) else p for p in path)
 
 
 def _parse_json(text: str) -> Document:
