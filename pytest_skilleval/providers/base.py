@@ -43,6 +43,9 @@ class ChatRequest(BaseModel):
     json_schema: dict[str, Any] | None = None  # ask for JSON matching this schema
     schema_name: str = "result"
     attempt: int = 0
+    #: An independent sample of the same request (the judge's votes 2..N): part of the cache key when
+    #: non-zero, so votes are distinct calls; 0 leaves the key exactly as it was before votes existed.
+    sample: int = 0
 
 
 class ChatReply(BaseModel):

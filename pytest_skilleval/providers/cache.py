@@ -101,8 +101,8 @@ class ProviderCache:
     @staticmethod
     def chat_key(provider: str, model: str, base_url: str, request: ChatRequest) -> str:
         resolved = request.model_copy(update={"model": request.model or model})
-        blob = {"format": FORMAT, "provider": provider, "model": request.model or model, "base_url": base_url,
-                "request": resolved.model_dump(mode="json")}
+        dumped = resolved.model_dump(mode="json", exclude={"sample"} if not request.sample else None)
+        blob = {"format": FORMAT, "provider": provider, "model": request.model or model, "base_url": base_url, "request": dumped}
         return _sha(json.dumps(blob, sort_keys=True, ensure_ascii=False))
 
     def get_reply(self, key: str) -> ChatReply | None:

@@ -56,7 +56,8 @@ def _metadata(sk: SkillReport, run: RunReport) -> list[str]:
              f"- Skill: `{sk.name}`",
              f"- Path: `{sk.key}`",
              f"- Evaluation date: {run.generated_at[:10]}",
-             f"- Evaluator version: {run.tool['name']} {run.tool['version']}",
+             f"- Evaluator version: {run.tool['name']} {run.tool['version']} (commit `{run.tool.get('commit', 'unknown')}`; "
+             f"Python {run.tool.get('python', '?')}, NumPy {run.tool.get('numpy', '?')})",
              f"- Skill content digest: `{sk.digest}`" if sk.digest else "- Skill content digest: not recorded (files check not run)",
              f"- Rule profile: {settings.get('profile')}; checks fail at {settings.get('fail_on')} and above",
              f"- Tiers run: {_tiers_text(sk.tiers_run) or 'none'}; not run: {_tiers_text(sk.tiers_not_run) or 'none'}"]

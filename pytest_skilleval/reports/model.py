@@ -15,7 +15,7 @@ from pytest_skilleval.selection.report import SelectionSummary
 from pytest_skilleval.tier3.report import Tier3Report
 from pytest_skilleval.triggers.metrics import SkillTriggers
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1: tool.commit/python/numpy; tier3 judge, interval, timeout, max-turns, A/A, per-trial dimensions
 TIER_PURPOSE = {
     1: "Static validation: is the skill well-formed and safe?",
     2: "Deduplication: does it repeat itself or another skill?",

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skilleval import __version__, atomic, state
+from pytest_skilleval import atomic, state
 from pytest_skilleval.collect import RESULT_PROPERTY
 from pytest_skilleval.config import Settings
-from pytest_skilleval.reports import benchmark_md, html, summary
+from pytest_skilleval.reports import benchmark_md, html, provenance, summary
 from pytest_skilleval.reports.model import CheckRecord, RunReport, build_run, build_skill
 from pytest_skilleval.results import CheckResult
 from pytest_skilleval.selection.report import SELECTION_PROPERTY
@@ -34,7 +34,6 @@ from pytest_skilleval.triggers import metrics as trigger_metrics
 from pytest_skilleval.triggers.plugin import TRIGGERS
 from pytest_skilleval.triggers.record import TRIGGER_PROPERTY, TriggerRecord
 
-TOOL = {"name": "pytest-skilleval", "version": __version__}
 #: ``when`` of the report xdist makes up for the item a crashed worker was running.
 CRASH_PHASE = "???"
 #: ``<skill path>::tier<N>::<name>`` (checks) and ``<skill path>::<kind>::<name>`` (trials, triggers).
@@ -129,7 +128,8 @@ class ReportSession:
         by_skill: dict[str, list[TrialRecord]] = {}
         for record in self.trials.values():
             by_skill.setdefault(record.skill, []).append(record)
-        return {key: tier3_report.build(rows, blocking=settings.block, reruns=settings.reruns) for key, rows in by_skill.items()}
+        return {key: tier3_report.build(rows, blocking=settings.block, reruns=settings.reruns, timeout_s=settings.timeout_s,
+                                        max_turns=settings.max_turns, judge_votes=settings.judge_votes) for key, rows in by_skill.items()}
 
     def trigger_reports(self) -> dict[str, trigger_metrics.SkillTriggers]:
         s = self.config.stash[TRIGGERS].settings
@@ -147,7 +147,7 @@ class ReportSession:
         s = self.settings
         settings = {"profile": s.profile, "fail_on": s.fail_on.value, "checks": s.checks or "default",
                     "allow_incomplete": s.allow_incomplete, "min_quality": s.min_quality}
-        run = build_run(skills, tool=TOOL, generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        run = build_run(skills, tool=provenance.tool_info(), generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
                         complete=complete, exit_status=int(exitstatus), settings=settings)
         run.duration_s = round(time.monotonic() - self.started, 3)
         if self.selection:

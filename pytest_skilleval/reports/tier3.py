@@ -90,7 +90,25 @@ def metadata_lines(t3: Tier3Report) -> list[str]:
         lines.append(f"- Reused baseline records (--skilleval-reuse-baseline): {len(t3.reused_baselines)} without_skill trial(s) "
                      "not run but taken from an earlier run, stored at:")
         lines += [f"  - {_cell(line)}" for line in t3.reused_baselines[:MAX_ATTEMPT_ROWS]]
+    lines += [f"- Judge: {_judge_text(t3)}",
+              f"- Lift interval: {t3.interval.method}; {t3.interval.confidence:.0%} (t quantile at {t3.interval.t_level:.0%}), none below "
+              f"{t3.interval.min_cases} paired cases; no resampling, so no seed",
+              f"- Trial limits: timeout {_num(t3.trial_timeout_s, ' s')}, max turns {_num(t3.max_turns, '')}"
+              + ("; A/A: the without_skill arm ran twice (--skilleval-aa)" if t3.aa else "")]
     return lines
+
+
+def _num(value: float | None, unit: str) -> str:
+    return "not recorded" if value is None else f"{value:g}{unit}"
+
+
+def _judge_text(t3: Tier3Report) -> str:
+    j = t3.judge
+    if j is None:
+        return "none graded a trial (no judge configured, or scripted mode): Correctness and Effectiveness come from typed assertions only"
+    votes = f"{j.votes} vote(s) per trial" + (f", which agreed on {j.agreement:.0%} of items" if j.agreement is not None else "")
+    return (f"`{', '.join(j.models) or 'unknown model'}`, prompt {', '.join(j.prompt_versions) or 'unknown'}; {votes}; "
+            f"{j.judged_trials} trial(s) judged")
 
 
 def glance(t3: Tier3Report) -> list[str]:
@@ -123,6 +141,10 @@ def glance(t3: Tier3Report) -> list[str]:
                   "only when its interval excludes 0."]
     for a in agents:
         lines += [f"- {line}" for line in _power_lines(a)]
+    if t3.judge is not None and t3.judge.flagged and t3.judge.agreement is not None:
+        lines += [f"- ⚠️ **The judge disagrees with itself**: its {t3.judge.votes} votes per trial agreed on only {t3.judge.agreement:.0%} "
+                  "of items (dimension scores within 0.2, assertion verdicts unanimous); its scores are noisy — use more votes or "
+                  "another judge model."]
     return lines
 
 
@@ -192,15 +214,15 @@ def attempt_sections(t3: Tier3Report) -> list[str]:
     for a in t3.agents:
         rows = a.attempts[:MAX_ATTEMPT_ROWS]
         lines += ["", "<details>", f"<summary>{_label(a)}: {len(a.attempts)} attempt(s)</summary>", "",
-                  "| Case | Arm | Attempt | Run | Status | Score | Tokens | Agent s | Skill listed | Invoked | Reason |",
-                  "|---|---|---:|---:|---|---:|---:|---:|---|---|---|"]
+                  "| Case | Arm | Attempt | Run | Status | Score | Sec/Cor/Dis/Eff/Efc | Tokens | Agent s | Skill listed | Invoked | Reason |",
+                  "|---|---|---:|---:|---|---:|---|---:|---:|---|---|---|"]
         for r in rows:
             listed = {True: "yes", False: "no", None: "—"}[r.skill_listed]
             score = "—" if r.score is None else f"{r.score:.2f}"
-            lines.append(f"| {_cell(r.case)} | {r.arm} | a{r.attempt} | {r.execution} | {r.status} | {score} | {r.tokens} | "
+            lines.append(f"| {_cell(r.case)} | {r.arm} | a{r.attempt} | {r.execution} | {r.status} | {score} | {_dims(r.dimensions)} | {r.tokens} | "
                          f"{_secs(r.cli_seconds)} | {listed} | {_cell(', '.join(r.invoked) or '—')} | {_cell((r.reason or '')[:160])} |")
         if len(a.attempts) > MAX_ATTEMPT_ROWS:
-            lines.append(f"| … {len(a.attempts) - MAX_ATTEMPT_ROWS} more in results.json |||||||||||")
+            lines.append(f"| … {len(a.attempts) - MAX_ATTEMPT_ROWS} more in results.json ||||||||||||")
         lines += ["", "</details>"]
     return lines
 
@@ -208,6 +230,13 @@ def attempt_sections(t3: Tier3Report) -> list[str]:
 def _dollars(total: float | None, per: int) -> str:
     """Cost per trial; "—" when nothing was spent (scripted or replayed trials): no invented dollars."""
     return "—" if total is None else f"${total / per:.4f}"
+
+
+def _dims(dimensions: dict[str, float | None]) -> str:
+    if not dimensions:
+        return "—"
+    return "/".join("—" if dimensions.get(d) is None else f"{dimensions[d]:.2f}"
+                    for d in ("security", "correctness", "discoverability", "effectiveness", "efficiency"))
 
 
 def _secs(value: float | None) -> str:

@@ -15,9 +15,15 @@ import pytest
 from pytest_skilleval import config as config_mod
 from pytest_skilleval.config import Option
 from pytest_skilleval.tier3.agents.base import DEFAULT_AGENTS_DIR
+from pytest_skilleval.tier3.record import AA_ARM
 
 DEFAULT_AGENT = "claude-code"
 ARMS = ("with_skill", "without_skill")
+
+
+def staged_arm(arm: str) -> str:
+    """The arm a trial is staged and graded as: the A/A repeat is a without_skill trial in every respect."""
+    return "without_skill" if arm == AA_ARM else arm
 
 OPTIONS = (
     Option("skilleval_agents", "--skilleval-agents", "SKILLEVAL_AGENTS", None,
@@ -48,6 +54,11 @@ OPTIONS = (
            "Print the Tier 3 plan (trials per agent, arm and attempt) and its estimated tokens and cost, then stop.", "bool"),
     Option("skilleval_agent_models", "--skilleval-agent-models", "SKILLEVAL_AGENT_MODELS", "",
            "Models per agent for proxy/record runs, 'agent=model,...' (default: each adapter's)."),
+    Option("skilleval_judge_votes", "--skilleval-judge-votes", "SKILLEVAL_JUDGE_VOTES", 1,
+           "Independent judge calls per trial (3 is Claude Code's plugin eval); each dimension the median, agreement reported.", "int"),
+    Option("skilleval_aa", "--skilleval-aa", "SKILLEVAL_AA", False,
+           "Run the without_skill arm twice (a third arm, without_skill_aa) and report the lift between the two: the A/A noise floor.",
+           "bool"),
     Option("skilleval_agents_dir", "--skilleval-agents-dir", "SKILLEVAL_AGENTS_DIR", str(DEFAULT_AGENTS_DIR),
            "npm prefix holding the agent CLIs (node_modules/.bin), relative to rootdir; PATH is searched after it."),
 )
@@ -78,6 +89,8 @@ class Tier3Settings:
     agents_dirs: tuple[Path, ...] = ()
     gateway_mode: str = "scripted"
     reruns: int = 0  # pytest-rerunfailures' --reruns, for pass@(R+1)
+    judge_votes: int = 1
+    aa: bool = False  # --skilleval-aa: the without_skill arm a second time (the A/A noise floor)
 
     @property
     def scripted(self) -> bool:
@@ -90,9 +103,9 @@ class Tier3Settings:
         enabled = bool(agents_spec) or bool(values["skilleval_tier3"])
         agents = tuple(a.strip() for a in str(agents_spec or DEFAULT_AGENT).split(",") if a.strip())
         attempts, turns, timeout = values["skilleval_attempts"], values["skilleval_max_turns"], values["skilleval_trial_timeout"]
-        if attempts < 1 or turns < 1 or not timeout > 0 or values["skilleval_infra_retries"] < 0:
-            raise pytest.UsageError("--skilleval-attempts and --skilleval-max-turns must be >= 1, --skilleval-trial-timeout positive, "
-                                    "--skilleval-infra-retries >= 0")
+        if attempts < 1 or turns < 1 or not timeout > 0 or values["skilleval_infra_retries"] < 0 or values["skilleval_judge_votes"] < 1:
+            raise pytest.UsageError("--skilleval-attempts, --skilleval-max-turns and --skilleval-judge-votes must be >= 1, "
+                                    "--skilleval-trial-timeout positive, --skilleval-infra-retries >= 0")
         models: dict[str, str] = {}
         for pair in filter(None, (p.strip() for p in str(values["skilleval_agent_models"] or "").split(","))):
             agent, sep, model = pair.partition("=")
@@ -106,9 +119,17 @@ class Tier3Settings:
         agents_dir = Path(str(values["skilleval_agents_dir"]))
         dirs = (agents_dir if agents_dir.is_absolute() else config.rootpath / agents_dir,)
         return cls(enabled=enabled, agents=agents, attempts=int(attempts),
-                   arms=ARMS[:1] if values["skilleval_skip_baseline"] else ARMS, sandbox=str(values["skilleval_sandbox"]).strip(),
+                   arms=_arms(bool(values["skilleval_skip_baseline"]), bool(values["skilleval_aa"])),
+                   sandbox=str(values["skilleval_sandbox"]).strip(),
                    allow_unsandboxed=bool(values["skilleval_allow_unsandboxed"]), block=bool(values["skilleval_block_on_agent_eval"]),
                    timeout_s=float(timeout), max_turns=int(turns), infra_retries=int(values["skilleval_infra_retries"]),
                    reuse_baseline=bool(values["skilleval_reuse_baseline"]), dry_run=bool(values["skilleval_dry_run"]),
                    store_dir=config.rootpath / str(cache) / "tier3" if cache else None, models=models, agents_dirs=dirs, gateway_mode=gateway,
-                   reruns=int(config.getoption("reruns", None) or 0))
+                   reruns=int(config.getoption("reruns", None) or 0), judge_votes=int(values["skilleval_judge_votes"]),
+                   aa=bool(values["skilleval_aa"]))
+
+
+def _arms(skip_baseline: bool, aa: bool) -> tuple[str, ...]:
+    if skip_baseline and aa:
+        raise pytest.UsageError("--skilleval-aa repeats the without_skill arm; it cannot go with --skilleval-skip-baseline")
+    return ARMS[:1] if skip_baseline else (*ARMS, AA_ARM) if aa else ARMS

@@ -16,6 +16,8 @@ from pytest_skilleval.tier3.grading.model import Grade
 from pytest_skilleval.tier3.outcome import ErrorCause, Status
 
 TRIAL_PROPERTY = "skilleval.trial"
+#: --skilleval-aa: a second without_skill arm, staged and graded exactly like it; only the label differs.
+AA_ARM = "without_skill_aa"
 __all__ = ["TRIAL_PROPERTY", "ErrorCause", "Status", "TrialRecord"]
 
 
@@ -45,7 +47,7 @@ class TrialRecord(BaseModel):
     label: str = "positive"  # positive | negative | unlabelled
     agent: str
     agent_version: str | None = None
-    arm: Literal["with_skill", "without_skill"]
+    arm: Literal["with_skill", "without_skill", "without_skill_aa"]  # _aa: --skilleval-aa, a second without_skill arm
     attempt: int = 1  # scheduled attempt (a1..aN)
     execution: int = 1  # 1 + the rerun index under --reruns
     dataset_digest: str | None = None

@@ -36,11 +36,10 @@ from pydantic import BaseModel, Field
 from pytest_skilleval.gateway.outage import CIRCUIT_OPEN
 from pytest_skilleval.tier3 import stats
 from pytest_skilleval.tier3.grading.model import DIMENSIONS, AssertionOutcome
-from pytest_skilleval.tier3.record import TrialRecord, TrialStep
+from pytest_skilleval.tier3.record import AA_ARM, TrialRecord, TrialStep
 
 MEASURES = ("overall", *DIMENSIONS)
 REAL_ARMS = ("with_skill", "without_skill")
-AA_ARM = "without_skill_aa"  # --skilleval-aa: the without_skill arm run a second time
 ARM_ORDER = (*REAL_ARMS, AA_ARM)
 NOT_RUN = "NOT RUN"
 MAX_ATTEMPT_ANSWER = 2000
@@ -123,6 +122,7 @@ class AttemptRow(BaseModel):
     execution: int
     status: str
     score: float | None
+    judge_agreement: float | None = None  # --skilleval-judge-votes > 1: how far its votes agreed
     tokens: int
     cli_seconds: float | None
     skill_listed: bool | None
@@ -135,6 +135,32 @@ class AttemptRow(BaseModel):
     notes: list[str] = Field(default_factory=list)
     cost_usd: float | None = None
     dimensions: dict[str, float | None] = Field(default_factory=dict)  # this trial's dimension scores (None: not counted)
+
+
+#: A judge whose votes agree on fewer items than this (mean over its trials) is flagged on the card.
+JUDGE_AGREEMENT_FLAG = 0.8
+
+
+class JudgeStats(BaseModel):
+    """Who graded, with which prompt, how many votes, and how far the votes agreed (grading/judge.py)."""
+
+    models: list[str] = Field(default_factory=list)
+    prompt_versions: list[str] = Field(default_factory=list)
+    votes: int = 1
+    judged_trials: int = 0
+    agreement: float | None = None  # mean over judged trials of their votes' agreement; None with one vote
+    flagged: bool = False  # agreement below JUDGE_AGREEMENT_FLAG: the judge disagrees with itself
+
+
+class IntervalSpec(BaseModel):
+    """How every lift interval on the card was computed (stats.paired_interval): no resampling, so no seed."""
+
+    method: str = stats.INTERVAL_METHOD
+    confidence: float = 0.95
+    t_level: float = stats.T_LEVEL[0.95]
+    min_cases: int = stats.MIN_CASES_FOR_INTERVAL
+    seed: int | None = None
+    resamples: int | None = None
 
 
 class AgentTier3(BaseModel):
@@ -173,6 +199,12 @@ class Tier3Report(BaseModel):
     #: Trials the circuit breaker did not start (the upstream was down), with the first refusal's reason.
     breaker_refused: int = 0
     breaker_reason: str | None = None
+    # -- to reproduce the numbers --------------------------------------------------------------------
+    judge: JudgeStats | None = None  # None: no judge graded any trial
+    interval: IntervalSpec = Field(default_factory=IntervalSpec)
+    trial_timeout_s: float | None = None
+    max_turns: int | None = None
+    aa: bool = False  # --skilleval-aa ran the without_skill arm twice
 
     @property
     def publication_evidence(self) -> bool:
@@ -231,7 +263,8 @@ class Tier3Report(BaseModel):
         return f"{word} (harness check)" if self.scripted else word
 
 
-def build(records: Iterable[TrialRecord], *, blocking: bool, reruns: int) -> Tier3Report:
+def build(records: Iterable[TrialRecord], *, blocking: bool, reruns: int, timeout_s: float | None = None, max_turns: int | None = None,
+          judge_votes: int = 1) -> Tier3Report:
     records = sorted(records, key=lambda r: (r.agent, r.case_id, r.arm, r.attempt, r.execution))
     ran = [r for r in records if r.status != "SKIPPED"]
     by_agent: dict[str, list[TrialRecord]] = defaultdict(list)
@@ -254,7 +287,21 @@ def build(records: Iterable[TrialRecord], *, blocking: bool, reruns: int) -> Tie
         reused_baselines=[f"{r.case_id} [{r.agent}] a{r.attempt}: {r.reused_from}" for r in records if r.reused_from],
         infra_retries=sum(r.infra_retries for r in records),
         breaker_refused=len(refused := [r for r in records if (r.reason or "").startswith(CIRCUIT_OPEN)]),
-        breaker_reason=refused[0].reason if refused else None)
+        breaker_reason=refused[0].reason if refused else None,
+
+        judge=_judge(ran, judge_votes), trial_timeout_s=timeout_s, max_turns=max_turns, aa=any(r.arm == AA_ARM for r in records))
+
+
+def _judge(ran: Sequence[TrialRecord], votes: int) -> JudgeStats | None:
+    judged = [r.grade for r in ran if r.grade is not None and r.grade.judged]
+    if not judged:
+        return None
+    agreements = [g.judge_agreement for g in judged if g.judge_agreement is not None]
+    agreement = stats.mean_scored(agreements)
+    return JudgeStats(models=sorted({g.judge_model for g in judged if g.judge_model}),
+                      prompt_versions=sorted({g.judge_prompt_version for g in judged if g.judge_prompt_version}),
+                      votes=max([votes, *(len(g.judge_votes) for g in judged)]), judged_trials=len(judged), agreement=agreement,
+                      flagged=agreement is not None and agreement < JUDGE_AGREEMENT_FLAG)
 
 
 def _agent(name: str, rows: list[TrialRecord], reruns: int) -> AgentTier3:
@@ -279,6 +326,7 @@ def _agent(name: str, rows: list[TrialRecord], reruns: int) -> AgentTier3:
     with_skill = arms.get("with_skill")
     band = stats.verdict({d: with_skill.measures.get(d) for d in DIMENSIONS}) if with_skill else None
     attempts_rows = [AttemptRow(case=r.case_id, arm=r.arm, attempt=r.attempt, execution=r.execution, status=r.status, score=r.score,
+                                judge_agreement=r.grade.judge_agreement if r.grade else None,
                                 tokens=r.tokens_in + r.tokens_out, cli_seconds=r.cli_seconds, skill_listed=r.skill_listed,
                                 invoked=r.invoked_skills, reason=r.reason, assertions=r.grade.assertions if r.grade else [],
                                 answer=r.final_answer[:MAX_ATTEMPT_ANSWER] if r.final_answer else None, steps=r.steps,

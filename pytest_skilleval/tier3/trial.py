@@ -29,7 +29,7 @@ from pytest_skilleval.tier3.agents.base import Agent, AgentContext
 from pytest_skilleval.tier3.case_formats.model import EvalCase
 from pytest_skilleval.tier3.case_formats.model import Script as CaseScript
 from pytest_skilleval.tier3.grading import CommandOutcome, Grade, RunInSandbox, TrialEvidence, grade, infrastructure_error
-from pytest_skilleval.tier3.options import Tier3Settings
+from pytest_skilleval.tier3.options import Tier3Settings, staged_arm
 from pytest_skilleval.tier3.outcome import ErrorCause
 from pytest_skilleval.tier3.record import TrialRecord
 from pytest_skilleval.tier3.sandboxes.base import RunResult, RunSpec, Sandbox
@@ -157,7 +157,7 @@ class TrialRunner:
                            total_seconds=round(time.perf_counter() - started, 4))
 
     def _run(self, req: TrialRequest, root: Path, case_script: CaseScript | None, started: float, retry: int = 0) -> TrialRecord:
-        stage = stage_trial(root, req.skill, req.case, req.agent, req.arm)
+        stage = stage_trial(root, req.skill, req.case, req.agent, staged_arm(req.arm))
         script = Script.from_data(case_script.render(stage.placeholders(req.skill.name))) if case_script else None
         mode = self.gateway.config.mode
         cassette = self.gateway.cassette_path(req.name) if mode in ("record", "replay") else None
@@ -201,7 +201,7 @@ class TrialRunner:
         texts = trial.request_texts()
         usage = trial.usage
         listed = skill_listed(requests, req.skill.name)
-        evidence = TrialEvidence(skill_name=req.skill.name, case_id=req.case.id, agent=req.agent.name, arm=req.arm,  # type: ignore[arg-type]
+        evidence = TrialEvidence(skill_name=req.skill.name, case_id=req.case.id, agent=req.agent.name, arm=staged_arm(req.arm),  # type: ignore[arg-type]
                                  attempt=req.attempt, trajectory=trajectory, answer=trajectory.final_answer if trajectory else None,
                                  workspace=stage.workspace, run_in_sandbox=self._checker(stage, req.skill.root), gateway_requests=texts,
                                  skill_listed=listed, skill_body_reached_model=body_reached(texts[1:], req.skill.body),
@@ -253,7 +253,8 @@ class TrialRunner:
             tail = result.stderr.strip()[-STDERR_TAIL:]
             return infrastructure_error(f"{evidence.agent} exited {result.exit_code} without a readable event stream: {tail}", "infra")
         try:
-            return grade(evidence, case, self.judge)  # a timeout is a failed assertion there: a killed agent did not finish
+            # a timeout is a failed assertion there: a killed agent did not finish
+            return grade(evidence, case, self.judge, judge_votes=self.settings.judge_votes)
         except Exception as exc:  # noqa: BLE001 - a broken grader is an ERROR with its traceback, never a pass
             notes.append(traceback.format_exc(limit=8))
             return infrastructure_error(f"grading crashed: {type(exc).__name__}: {exc}")

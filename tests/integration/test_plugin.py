@@ -221,7 +221,7 @@ def test_reports_cards_json_and_github_summary(pytester: pytest.Pytester, monkey
     result = pytester.runpytest("--skills=skills", BASIC, "--skilleval-report-dir=rep")
     result.stdout.fnmatch_lines(["*skilleval summary*", "*broken-skill*FAIL*", "*4 skill(s): 3 pass, 1 fail*"])
     data = json.loads((pytester.path / "rep/results.json").read_text())
-    assert data["schema_version"] == "1.0" and data["complete"] is True and data["overall_status"] == "failed"
+    assert data["schema_version"] == "1.1" and data["complete"] is True and data["overall_status"] == "failed"
     card = (pytester.path / "rep/broken-skill/BENCHMARK.md").read_text()
     assert card.startswith("# Skill Benchmark: broken-skill")
     assert "❌ **Overall verdict: FAIL — Publication blocked**" in card

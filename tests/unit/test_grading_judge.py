@@ -30,7 +30,17 @@ from grading_support import (
 from pytest_skilleval.providers.cache import ProviderCache
 from pytest_skilleval.tier3.case_formats.model import Contains, Judge
 from pytest_skilleval.tier3.grading import grade
-from pytest_skilleval.tier3.grading.judge import SCHEMA_NAME, SYSTEM_PROMPT, salvage
+from pytest_skilleval.tier3.grading.judge import (
+    SCHEMA_NAME,
+    SYSTEM_PROMPT,
+    AssertionVerdict,
+    DimensionVerdict,
+    JudgeResult,
+    agreement,
+    combine_votes,
+    salvage,
+)
+from pytest_skilleval.tier3.grading.model import DIMENSIONS
 
 FREE = (Judge(text="reported 3 rows"), Judge(text="reported the amount mean 8.5"))
 
@@ -62,7 +72,7 @@ def test_the_prompt_holds_task_expected_output_trajectory_answer_and_numbered_as
         [body] = bodies(trial)
     prompt = body["messages"][0]["content"]
     assert prompt.startswith(f"## Task\n{c.prompt}\n\n## Expected outcome\n{c.expected_output}\n\n## Situation\n")
-    assert f"The skill '{SKILL}' was installed and offered to the agent." in prompt
+    assert f"The task is one the skill '{SKILL}' is meant for; the agent may or may not have had that skill." in prompt
     assert '"command": "python3 scripts/summarize_csv.py sales.csv"' in prompt
     assert "## Agent's final answer\nsales.csv: 3 rows, mean 8.5\n\n" in prompt
     assert prompt.endswith("## Assertions\n1. reported 3 rows\n2. reported the amount mean 8.5")
@@ -72,14 +82,26 @@ def test_the_prompt_holds_task_expected_output_trajectory_answer_and_numbered_as
     assert result.status == "FAILED" and result.reason == "1 of 2 decided assertion(s) failed: reported the amount mean 8.5 (assertion 2 checked)"
 
 
-def test_negative_controls_and_baselines_are_explained_to_the_judge(tmp_path: Path) -> None:
+def test_negative_controls_are_explained_to_the_judge(tmp_path: Path) -> None:
     with gateway_judge(tmp_path, script(tool_step(verdict()))) as (judge, trial):
         grade(evidence(trajectory()), negative_case(), judge)
-        grade(evidence(trajectory(), arm="without_skill"), case(), judge)
-        first, second = (b["messages"][0]["content"] for b in bodies(trial))
-    assert "NEGATIVE CONTROL: the skill does not fit this task, and a correct run does not load it." in first
-    assert f"the skill '{SKILL}' was NOT available to the agent" in second and "do not penalise it" in second
+        [first] = (b["messages"][0]["content"] for b in bodies(trial))
+    assert f"NEGATIVE CONTROL: the skill '{SKILL}' does not fit this task, and a correct run does not load it." in first
     assert "## Assertions\n(none: reply with an empty list)" in first
+
+
+def test_the_judge_is_never_told_which_arm_it_grades(tmp_path: Path) -> None:
+    # Issue 10 (judge reliability): a99a1ca told the judge "This is a baseline run: the skill was NOT available".
+    # The same run in either arm, listed or not, must read the same to the judge.
+    traj = trajectory(shell("python3 scripts/summarize_csv.py sales.csv"), answer="3 rows")
+    with gateway_judge(tmp_path, script(tool_step(verdict("YES", "YES")))) as (judge, trial):
+        for arm, listed in (("with_skill", True), ("without_skill", False), ("without_skill", None)):
+            grade(evidence(traj, arm=arm, skill_listed=listed, skill_body_reached_model=listed), case(*FREE), judge)
+        prompts = [(b["system"], json.dumps(b["messages"])) for b in bodies(trial)]
+    assert len(set(prompts)) == 1, "the judge's request differs between arms"
+    text = " ".join(prompts[0]).lower()
+    for tell in ("with_skill", "without_skill", "baseline", "not available", "was installed", "offered to the agent", "listed"):
+        assert tell not in text, tell
 
 
 def test_the_trajectory_the_judge_sees_is_capped_keeping_head_and_tail(tmp_path: Path) -> None:
@@ -185,3 +207,36 @@ def test_retries_are_cached_per_reply_so_a_rerun_replays_them(tmp_path: Path) ->
         second = grade(evidence(trajectory()), case(), judge)
         assert len(bodies(trial)) == 2
     assert first.status == second.status == "PASSED" and first.judge_calls == second.judge_calls == 2
+
+
+def test_judge_votes_are_independent_calls_each_cached(tmp_path: Path) -> None:
+    cache = ProviderCache(tmp_path / "cache")
+    c = case(*FREE)
+    with gateway_judge(tmp_path, script(tool_step(verdict("YES", "NO", score=0.9))), cache=cache) as (judge, trial):
+        result = grade(evidence(trajectory(), attempt=1), c, judge, judge_votes=3)
+        assert len(bodies(trial)) == 3  # three votes, three requests: distinct cache keys
+        again = grade(evidence(trajectory(), attempt=1), c, judge, judge_votes=3)
+        assert len(bodies(trial)) == 3  # a rerun is served from the cache, vote by vote
+    assert result.model_dump() == again.model_dump() and (cache.stats.hits, cache.stats.misses) == (3, 3)
+    assert result.judge_calls == 3 and len(result.judge_votes) == 3 and result.judge_agreement == 1.0
+
+
+def _vote(correctness: float, score: float, *answers: str) -> JudgeResult:
+    return JudgeResult(dimensions={d: DimensionVerdict(reason=f"{d} {score}", score=correctness if d == "correctness" else score)
+                                   for d in DIMENSIONS},
+                       verdicts={n: AssertionVerdict(id=n, verdict=a, reason=f"vote says {a}") for n, a in enumerate(answers, 1)},  # type: ignore[arg-type]
+                       model="judge", calls=1, input_tokens=10, output_tokens=2)
+
+
+def test_votes_combine_by_median_and_majority_and_report_their_agreement() -> None:
+    votes = [_vote(1.0, 0.9, "YES", "NO"), _vote(0.2, 0.5, "YES", "YES"), _vote(0.9, 0.8, "NO", "NO")]
+    result = combine_votes(votes, 2)
+    assert result.dimensions["correctness"].score == 0.9 and result.dimensions["security"].score == 0.8  # medians
+    assert result.dimensions["security"].reason == "security 0.8"  # the reason of the vote at the median
+    assert [result.verdicts[n].verdict for n in (1, 2)] == ["YES", "NO"]  # 2 of 3 YES; 1 of 3 YES
+    assert result.votes[1] == {**dict.fromkeys(DIMENSIONS, 0.5), "correctness": 0.2} and (result.calls, result.input_tokens) == (3, 30)
+    assert result.agreement == 0.0  # no dimension within 0.2 across votes, no unanimous assertion
+    assert agreement([_vote(0.9, 0.9, "YES"), _vote(0.8, 0.75, "YES")], 1) == 1.0
+    assert agreement([_vote(0.9, 0.9, "YES"), _vote(0.9, 0.9, "NO")], 1) == pytest.approx(5 / 6)
+    tie = combine_votes([_vote(1, 1, "YES"), _vote(1, 1, "NO")], 1)
+    assert tie.verdicts[1].verdict == "NO"  # a tie convinced no majority

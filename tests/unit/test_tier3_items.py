@@ -11,6 +11,7 @@ from conftest import manifest, write_skill
 
 from pytest_skilleval.tier3.agents import AgentContext, AgentRegistry, ClaudeCode, Codex, GeminiCli, OpenCode
 from pytest_skilleval.tier3.items import item_name
+from pytest_skilleval.tier3.options import staged_arm
 from pytest_skilleval.tier3.plugin import marker_name
 
 pytest_plugins = ["pytester"]
@@ -83,10 +84,18 @@ def test_skip_baseline_and_tier3_flag(pytester: pytest.Pytester, skills: Path) -
     assert ids == ["skills/demo-skill::tier3::c1[claude-code-with_skill-a1]", "skills/demo-skill::tier3::neg-1[claude-code-with_skill-a1]"]
 
 
+def test_aa_adds_a_second_without_skill_arm(pytester: pytest.Pytester, skills: Path) -> None:
+    ids = collected(pytester, "--skilleval-tier3", "--skilleval-aa", "-m", "tier3", "-k", "c1")
+    assert ids == [f"skills/demo-skill::tier3::c1[claude-code-{arm}-a1]" for arm in ("with_skill", "without_skill", "without_skill_aa")]
+    assert staged_arm("without_skill_aa") == "without_skill" and staged_arm("with_skill") == "with_skill"
+
+
 def test_usage_errors(pytester: pytest.Pytester, skills: Path) -> None:
     for args, message in ((("--skilleval-agents=cursor",), "unknown agent 'cursor'"), (("--skilleval-tier3", "--skilleval-sandbox=cloud"),
                           "unknown sandbox 'cloud'"), (("--skilleval-attempts=0", "--skilleval-tier3"), "--skilleval-attempts"),
-                          (("--skilleval-agent-models=codex", "--skilleval-tier3"), "agent=model")):
+                          (("--skilleval-agent-models=codex", "--skilleval-tier3"), "agent=model"),
+                          (("--skilleval-tier3", "--skilleval-aa", "--skilleval-skip-baseline"), "--skilleval-aa"),
+                          (("--skilleval-tier3", "--skilleval-judge-votes=0"), "--skilleval-judge-votes")):
         result = pytester.runpytest("--skills", "skills", "--collect-only", *args)
         assert result.ret == pytest.ExitCode.USAGE_ERROR and message in result.stderr.str(), (args, result.stderr.str())
 

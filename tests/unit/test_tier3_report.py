@@ -282,3 +282,57 @@ def test_a_trial_teardown_error_or_error_trial_fails_the_run() -> None:
     assert _exit_after([call, teardown]) == 1  # the sandbox broke on the way out: not the skill's advisory failure
     errored = _report("s::tier3::b[claude-code-with_skill]", "call", "failed", [rec("b", "with_skill", None, "ERROR")])
     assert _exit_after([call, errored]) == 1
+
+
+def test_the_aa_noise_floor_is_reported_beside_the_real_lift() -> None:
+    base = {"security": 1.0, "correctness": 0.5, "effectiveness": 0.5, "efficiency": 1.0}
+    rows = [_grade_rec(c, "with_skill", {**base, "correctness": 0.9, "effectiveness": 0.9, "discoverability": 1.0}) for c in "abc"]
+    rows += [_grade_rec(c, "without_skill", base, "FAILED") for c in "abc"]
+    rows += [_grade_rec(c, "without_skill_aa", {**base, "correctness": 0.6 if c == "a" else 0.5}, "FAILED") for c in "abc"]
+    skill, card = _card(rows)
+    agent = skill.tier3.agents[0]  # type: ignore[attr-defined]
+    floor = agent.noise_floor
+    assert floor is not None and floor.n == 3 and floor.delta == pytest.approx(0.1 / 3 / 4)  # one case, one dimension, +0.1
+    assert floor.dimensions == ["security", "correctness", "effectiveness", "efficiency"]
+    real = next(r for r in agent.lift if r.measure == "overall")
+    assert real.delta == pytest.approx(0.2) and "without_skill_aa" in agent.arms
+    assert "- A/A noise floor (Claude Code): the without_skill arm run twice differs by +1 points (95% CI" in card
+    assert "; the real overall lift: +20 points." in card and "A/A: the without_skill arm ran twice" in card
+    plain, _ = _card(rows[:6])
+    assert plain.tier3.agents[0].noise_floor is None  # type: ignore[attr-defined]
+
+
+def test_results_json_and_the_card_carry_what_reproduces_the_numbers() -> None:
+    # Regression (issue 10, item 9): a99a1ca recorded neither the judge and its prompt version, nor the
+    # interval method, the trial timeout and max turns, per-trial dimensions, the plugin's commit, Python
+    # or NumPy.
+    from pytest_skilleval.reports.provenance import tool_info
+
+    dims = dict.fromkeys(DIMENSIONS, 0.9)
+    judged = Grade(status="PASSED", dimensions=dims, score=0.9, judged=True, judge_model="judge-x", judge_prompt_version="trial-grade/2",
+                   judge_votes=[dims, dims, dims], judge_agreement=1.0)
+    rows = [rec("a", "with_skill", 0.9).model_copy(update={"grade": judged}), rec("a", "without_skill", 0.1, "FAILED")]
+    skill = build_skill("s", "s", "/s", _checks(), build(rows, blocking=False, reruns=0, timeout_s=300.0, max_turns=25, judge_votes=3))
+    run = build_run([skill], tool=tool_info(), generated_at="2026-01-01T00:00:00", complete=True, exit_status=0, settings={})
+    data = json.loads(run.model_dump_json())
+    assert data["schema_version"] == "1.1" and {"commit", "python", "numpy", "version"} <= set(data["tool"])
+    t3 = data["skills"][0]["tier3"]
+    assert t3["judge"]["models"] == ["judge-x"] and t3["judge"]["prompt_versions"] == ["trial-grade/2"] and t3["judge"]["votes"] == 3
+    assert t3["interval"]["method"].startswith("student-t") and t3["interval"]["seed"] is None and t3["interval"]["resamples"] is None
+    assert (t3["trial_timeout_s"], t3["max_turns"]) == (300.0, 25)
+    assert t3["agents"][0]["attempts"][0]["dimensions"] == dims
+    card = benchmark_md.render(skill, run)
+    assert "- Judge: `judge-x`, prompt trial-grade/2; 3 vote(s) per trial, which agreed on 100% of items; 1 trial(s) judged" in card
+    assert "- Trial limits: timeout 300 s, max turns 25" in card and "- Lift interval: student-t on paired case differences" in card
+    assert f"(commit `{data['tool']['commit']}`; Python {data['tool']['python']}, NumPy {data['tool']['numpy']})" in card
+    assert "| 0.90 | 0.90/0.90/0.90/0.90/0.90 |" in card  # per-trial dimensions in the attempts table
+
+
+def test_a_judge_that_disagrees_with_itself_is_flagged() -> None:
+    dims = dict.fromkeys(DIMENSIONS, 0.9)
+    shaky = Grade(status="PASSED", dimensions=dims, score=0.9, judged=True, judge_model="judge-x", judge_votes=[dims, dims, dims],
+                  judge_agreement=0.4)
+    rows = [rec("a", "with_skill", 0.9).model_copy(update={"grade": shaky}), rec("a", "without_skill", 0.1, "FAILED")]
+    skill, card = _card(rows, judge_votes=3)
+    assert skill.tier3.judge.flagged  # type: ignore[attr-defined]
+    assert "**The judge disagrees with itself**: its 3 votes per trial agreed on only 40% of items" in card

@@ -26,7 +26,7 @@ from pytest_skilleval.tier3 import outcome
 from pytest_skilleval.tier3.case_formats.model import EvalCase
 from pytest_skilleval.tier3.grading.answer import final_answer
 from pytest_skilleval.tier3.grading.assertions import check_typed, source
-from pytest_skilleval.tier3.grading.judge import JudgeFailed, JudgeResult, run_judge
+from pytest_skilleval.tier3.grading.judge import PROMPT_VERSION, JudgeFailed, JudgeResult, run_judge
 from pytest_skilleval.tier3.grading.metrics import Signals, deterministic
 from pytest_skilleval.tier3.grading.model import DIMENSIONS, AssertionOutcome, Grade, TrialEvidence
 
@@ -37,7 +37,8 @@ NO_JUDGE = "judge not configured"
 NO_OUTPUT_REASON = f"{outcome.NO_OUTPUT}: the agent gave no answer, made no tool call and changed no file in the workspace"
 
 
-def grade(evidence: TrialEvidence, case: EvalCase, judge: ChatProvider | None, *, judge_model: str | None = None) -> Grade:
+def grade(evidence: TrialEvidence, case: EvalCase, judge: ChatProvider | None, *, judge_model: str | None = None,
+          judge_votes: int = 1) -> Grade:
     """Grade one trial. Never raises for a judge problem (that is an ERROR grade); the runner should
     not call this for infrastructure failures (use :func:`infrastructure_error`), because a trial
     with no trajectory and no answer is graded as the agent's failure."""
@@ -60,7 +61,7 @@ def grade(evidence: TrialEvidence, case: EvalCase, judge: ChatProvider | None, *
                      "from typed assertions, when there are any")
     else:
         try:
-            result = run_judge(judge, evidence, case, answer, model=judge_model)
+            result = run_judge(judge, evidence, case, answer, model=judge_model, votes=judge_votes)
             notes += result.notes
         except JudgeFailed as exc:
             failure = exc
@@ -92,7 +93,9 @@ def grade(evidence: TrialEvidence, case: EvalCase, judge: ChatProvider | None, *
         usage = {"judge_calls": failure.calls}
     model = result.model if result else (judge_model or judge.model or None) if judge is not None else None
     return Grade(status=status, reason=decision.reason, cause=decision.cause, assertions=outcomes, dimensions=dims,
-                 score=_mean(*dims.values()), judged=result is not None, judge_model=model, notes=notes, reasons=reasons, signals=raw, **usage)
+                 score=_mean(*dims.values()), judged=result is not None, judge_model=model, notes=notes, reasons=reasons, signals=raw,
+                 judge_votes=result.votes if result else [], judge_agreement=result.agreement if result else None,
+                 judge_prompt_version=PROMPT_VERSION if result else None, **usage)
 
 
 def infrastructure_error(reason: str, cause: outcome.ErrorCause = "harness") -> Grade:

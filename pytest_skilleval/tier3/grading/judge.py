@@ -1,7 +1,13 @@
 """The LLM judge of one trial: one structured call over the five dimensions and every free-text assertion.
 
-One request per trial (not one per metric, as in the anchor): the judge reads the trajectory once
-and its verdicts stay consistent with each other. The request goes through whatever
+One request per trial and vote (not one per metric, as in the anchor): the judge reads the
+trajectory once and its verdicts stay consistent with each other. With ``votes`` = N > 1 the same
+request is sent N times as independent samples (``ChatRequest.sample``, part of the cache key), each
+dimension is the median of the votes and each assertion the majority (a tie is NO), and the grade
+records every vote and how far they agreed (:func:`agreement`).
+
+The judge never learns which arm it grades: the prompt is built from the case, the trajectory and
+the answer only — the same words in both arms — never from the arm or the gateway's skill listing. The request goes through whatever
 :class:`ChatProvider` the run configured — :class:`CachedChat` in a pytest run — with
 ``attempt`` set to the trial's attempt index, so a rerun of the same attempt is served from the
 cache while attempt 2 of a case is judged afresh.
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -28,11 +35,13 @@ from pytest_skilleval.selection.judge import render_trajectory
 from pytest_skilleval.tier3.case_formats.model import EvalCase, Judge
 from pytest_skilleval.tier3.grading.model import DIMENSIONS, TrialEvidence
 
-PROMPT_VERSION = "trial-grade/1"
+PROMPT_VERSION = "trial-grade/2"  # 2: the prompt no longer says which arm it grades
 SCHEMA_NAME = "trial_grade"
 MAX_TRAJECTORY_CHARS = 24_000  # head and tail halves kept (selection.render_trajectory)
 MAX_ANSWER_CHARS = 8_000
 MAX_ATTEMPTS = 3
+#: Votes agree on a dimension when their scores lie within this span, on an assertion when unanimous.
+AGREEMENT_SPAN = 0.2
 
 SYSTEM_PROMPT = """You are an impartial grader of one run of an AI coding agent on one task.
 
@@ -110,6 +119,9 @@ class JudgeResult:
     output_tokens: int = 0
     cached: bool = False
     notes: list[str] = field(default_factory=list)
+    #: With votes > 1: each vote's dimension scores, in order, and the share of items they agreed on.
+    votes: list[dict[str, float]] = field(default_factory=list)
+    agreement: float | None = None
 
 
 class _Malformed(ValueError):
@@ -125,15 +137,14 @@ def _cap(text: str, limit: int) -> str:
     return f"{text[:head]}\n[… {len(text) - limit} characters omitted …]\n{text[-(limit - head):]}"
 
 
-def _situation(evidence: TrialEvidence, case: EvalCase) -> str:
-    if evidence.arm == "without_skill":
-        return (f"This is a baseline run: the skill {case.skill!r} was NOT available to the agent. Judge the run on its own "
-                "merits and do not penalise it for not using that skill.")
-    offered = f"The skill {case.skill!r} was installed and offered to the agent."
+def _situation(case: EvalCase) -> str:
+    """What the case says about the skill — identical in both arms, so the judge cannot tell them apart."""
     if case.negative:
-        return offered + " This case is a NEGATIVE CONTROL: the skill does not fit this task, and a correct run does not load it."
+        return (f"This case is a NEGATIVE CONTROL: the skill {case.skill!r} does not fit this task, and a correct run does not "
+                "load it.")
     alternatives = f" Acceptable alternatives: {', '.join(case.acceptable_skills)}." if case.acceptable_skills else ""
-    return offered + " The task is one the skill is meant for." + alternatives
+    return (f"The task is one the skill {case.skill!r} is meant for; the agent may or may not have had that skill. Judge "
+            "what the record shows, and credit or fault the use of a skill only by its effect on the task." + alternatives)
 
 
 def _facts(evidence: TrialEvidence) -> str:
@@ -161,7 +172,7 @@ def build_prompt(evidence: TrialEvidence, case: EvalCase, answer: str | None) ->
     return "\n\n".join([
         f"## Task\n{case.prompt}",
         f"## Expected outcome\n{case.expected_output or '(not given: judge against the task itself)'}",
-        f"## Situation\n{_situation(evidence, case)}",
+        f"## Situation\n{_situation(case)}",
         f"## Run facts\n{_facts(evidence)}",
         f"## Agent trajectory\n{trajectory or '(no messages or tool calls)'}",
         f"## Agent's final answer\n{_cap(answer, MAX_ANSWER_CHARS) if answer is not None else '(none)'}",
@@ -169,12 +180,12 @@ def build_prompt(evidence: TrialEvidence, case: EvalCase, answer: str | None) ->
     ])
 
 
-def judge_request(evidence: TrialEvidence, case: EvalCase, answer: str | None, model: str | None) -> ChatRequest:
+def judge_request(evidence: TrialEvidence, case: EvalCase, answer: str | None, model: str | None, *, vote: int = 0) -> ChatRequest:
     n = len(case.judge_assertions())
     return ChatRequest(messages=(ChatMessage(role="system", content=SYSTEM_PROMPT),
                                  ChatMessage(role="user", content=build_prompt(evidence, case, answer))),
                        model=model, temperature=0.0, max_tokens=min(8192, 1024 + 128 * n), json_schema=SCHEMA,
-                       schema_name=SCHEMA_NAME, attempt=evidence.attempt)
+                       schema_name=SCHEMA_NAME, attempt=evidence.attempt, sample=vote)
 
 
 # -- parsing --------------------------------------------------------------------------------------------
@@ -244,9 +255,18 @@ def salvage(text: str, n: int) -> tuple[dict[str, DimensionVerdict], dict[int, A
 # -- the call -----------------------------------------------------------------------------------------
 
 def run_judge(judge: ChatProvider, evidence: TrialEvidence, case: EvalCase, answer: str | None, *, model: str | None = None,
-              max_attempts: int = MAX_ATTEMPTS) -> JudgeResult:
-    """Judge one trial. Raises :class:`JudgeFailed`; any other exception of the provider is wrapped."""
-    request = judge_request(evidence, case, answer, model)
+              max_attempts: int = MAX_ATTEMPTS, votes: int = 1) -> JudgeResult:
+    """Judge one trial, ``votes`` times independently (see the module doc). Raises :class:`JudgeFailed`
+    when any vote fails; any other exception of the provider is wrapped."""
+    if votes < 1:
+        raise ValueError("votes must be >= 1")
+    results = [_one_vote(judge, evidence, case, answer, model=model, max_attempts=max_attempts, vote=v) for v in range(votes)]
+    return results[0] if votes == 1 else combine_votes(results, len(case.judge_assertions()))
+
+
+def _one_vote(judge: ChatProvider, evidence: TrialEvidence, case: EvalCase, answer: str | None, *, model: str | None,
+              max_attempts: int, vote: int) -> JudgeResult:
+    request = judge_request(evidence, case, answer, model, vote=vote)
     n = len(case.judge_assertions())
     replies: list[ChatReply] = []
     problem = ""
@@ -283,3 +303,44 @@ def _result(dims: dict[str, DimensionVerdict], verdicts: dict[int, AssertionVerd
     return JudgeResult(dimensions=dims, verdicts=verdicts, model=final.model, calls=len(replies),
                        input_tokens=sum(r.input_tokens for r in replies), output_tokens=sum(r.output_tokens for r in replies),
                        cached=all(r.cached for r in replies))
+
+
+def combine_votes(results: list[JudgeResult], n_assertions: int) -> JudgeResult:
+    """N votes into one result: each dimension the median score (its reason from the vote nearest the
+    median), each assertion the majority of the votes that gave one (a tie is NO: no majority was
+    convinced), usage summed, every vote's scores kept, and :func:`agreement`."""
+    dims: dict[str, DimensionVerdict] = {}
+    for d in DIMENSIONS:
+        scores = [r.dimensions[d].score for r in results]
+        middle = statistics.median(scores)
+        nearest = min(results, key=lambda r: abs(r.dimensions[d].score - middle))
+        dims[d] = DimensionVerdict(reason=nearest.dimensions[d].reason, score=middle)
+    verdicts: dict[int, AssertionVerdict] = {}
+    for number in range(1, n_assertions + 1):
+        given = [r.verdicts[number] for r in results if number in r.verdicts]
+        if not given:
+            continue
+        yes = sum(v.verdict == "YES" for v in given)
+        word = "YES" if yes * 2 > len(given) else "NO"
+        reason = next(v.reason for v in given if v.verdict == word) if any(v.verdict == word for v in given) else given[0].reason
+        verdicts[number] = AssertionVerdict(id=number, verdict=word, reason=f"{reason} ({yes} of {len(given)} votes YES)")
+    notes = [note for r in results for note in r.notes]
+    return JudgeResult(dimensions=dims, verdicts=verdicts, model=results[-1].model, calls=sum(r.calls for r in results),
+                       input_tokens=sum(r.input_tokens for r in results), output_tokens=sum(r.output_tokens for r in results),
+                       cached=all(r.cached for r in results), notes=notes,
+                       votes=[{d: r.dimensions[d].score for d in DIMENSIONS} for r in results], agreement=agreement(results, n_assertions))
+
+
+def agreement(results: list[JudgeResult], n_assertions: int) -> float | None:
+    """The share of items (five dimensions and every assertion) the votes agreed on: dimension scores
+    within :data:`AGREEMENT_SPAN` of each other, assertion verdicts unanimous. None for one vote."""
+    if len(results) < 2:
+        return None
+    agreed = sum(max(s) - min(s) <= AGREEMENT_SPAN + 1e-9 for s in ([r.dimensions[d].score for r in results] for d in DIMENSIONS))
+    items = len(DIMENSIONS)
+    for number in range(1, n_assertions + 1):
+        given = {r.verdicts[number].verdict for r in results if number in r.verdicts}
+        if given:
+            items += 1
+            agreed += len(given) == 1
+    return agreed / items

@@ -86,3 +86,8 @@ class Grade(BaseModel):
     judge_calls: int = 0  # model calls the judge made for this trial (retries included; cache hits too)
     judge_input_tokens: int = 0
     judge_output_tokens: int = 0
+    #: --skilleval-judge-votes N > 1: every vote's dimension scores (the dimensions above are their
+    #: medians) and the share of items the votes agreed on (grading/judge.py: agreement).
+    judge_votes: list[dict[str, float]] = Field(default_factory=list)
+    judge_prompt_version: str | None = None  # grading/judge.py PROMPT_VERSION, when the judge graded
+    judge_agreement: float | None = None
