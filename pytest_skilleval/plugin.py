@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 from pathlib import Path
 
@@ -97,6 +98,10 @@ def _route_skill_paths(config: pytest.Config, skill_paths: tuple[Path, ...]) -> 
     for p in skill_paths:
         if not p.exists():
             raise pytest.UsageError(f"--skills: {p} does not exist")
+    named = {Path(os.path.abspath(config.invocation_params.dir / a)) for a in config.getoption("skilleval_skills") or []}
+    for p in skill_paths:
+        if p in named and not roots.holds_skills(p):  # not an ini path: a template project may point at an empty folder
+            raise pytest.UsageError(f"--skills: no SKILL.md under {p} (hidden folders and node_modules are not searched)")
     trees = list(skill_paths)
     explicit = list(skill_paths)
     ordinary: list[Path] = []

@@ -8,6 +8,7 @@ has answered by the time this module builds the registries.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 
@@ -72,6 +73,21 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def tier3_context(config: pytest.Config) -> Tier3Context:
     return config.stash[TIER3]
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
+    """A baseline (without-skill) trial that fails its case is the expected outcome, not a red failure:
+    it shows with Tier 1's advisory word, unless ``--block-on-agent-eval``. Presentation only: the
+    controller settles the exit status (tier3/report.py)."""
+    if report.when != "call" or not report.failed:
+        return None
+    ctx = config.stash.get(TIER3, None)
+    if ctx is None or ctx.settings.block:
+        return None
+    records = [json.loads(value) for name, value in report.user_properties if name == TRIAL_PROPERTY]
+    if records and all(r.get("arm") == "without_skill" and r.get("status") == "FAILED" for r in records):
+        return "advisory", "A", "ADVISORY"
+    return None
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -36,7 +36,23 @@ from pytest_skilleval.tier3.cases import case_inputs
 WITH_SKILL, WITHOUT_SKILL = "with_skill", "without_skill"
 #: Host variables whose *values* must never reach an agent, whatever name they travel under.
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.I)
-_MIN_SECRET_LEN = 8
+#: From this length a secret is looked for anywhere in a value; shorter ones only as a whole word
+#: (``--password=hunt3r``), so a 5-character password is caught without every "4096" or "false" being one.
+_SUBSTRING_LEN = 8
+_MIN_SECRET_LEN = 4
+_NOT_SECRETS = frozenset({"true", "false", "yes", "no", "on", "off", "none", "null", "enabled", "disabled", "unset"})
+
+
+def _carries(value: str, secret: str) -> bool:
+    if len(secret) >= _SUBSTRING_LEN:
+        return secret in value
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])", value) is not None
+
+
+def _host_secrets() -> dict[str, str]:
+    """Host variables named like secrets, with values that could be one (not a number, not a boolean word)."""
+    return {name: value for name, value in os.environ.items()
+            if _SECRET_NAME.search(name) and len(value) >= _MIN_SECRET_LEN and not value.isdigit() and value.lower() not in _NOT_SECRETS}
 
 
 class StagingError(Exception):
@@ -136,9 +152,9 @@ def agent_environment(trial: Trial, stage: Stage, agent_env: Mapping[str, str]) 
             "HTTPS_PROXY": trial.url, "HTTP_PROXY": trial.url, "https_proxy": trial.url, "http_proxy": trial.url,
             "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
     env = trial.agent_env({**base, **agent_env})
-    secrets = {name: value for name, value in os.environ.items() if _SECRET_NAME.search(name) and len(value) >= _MIN_SECRET_LEN}
+    secrets = _host_secrets()
     for name, value in env.items():
-        leaked = next((host for host, secret in secrets.items() if secret in value), None)
+        leaked = next((host for host, secret in secrets.items() if _carries(value, secret)), None)
         if leaked is not None:
             raise StagingError(f"refusing to start the agent: its {name} would carry the value of the host's {leaked}")
     return env

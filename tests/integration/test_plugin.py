@@ -79,6 +79,14 @@ def test_ini_paths_and_no_collection_without_an_explicit_path(pytester: pytest.P
     assert pytester.runpytest("-q").ret == pytest.ExitCode.NO_TESTS_COLLECTED
 
 
+def test_a_skills_folder_without_any_skill_says_so(pytester: pytest.Pytester) -> None:
+    (pytester.path / "empty" / "docs").mkdir(parents=True)
+    (pytester.path / "empty" / "docs" / "README.md").write_text("# not a skill\n")
+    result = pytester.runpytest("--skills", "empty")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--skills: no SKILL.md under*empty*"])
+
+
 def test_k_m_deselect_and_check_selection(pytester: pytest.Pytester) -> None:
     _good(pytester.path, "skills/alpha-skill")
     _good(pytester.path, "skills/beta-skill")

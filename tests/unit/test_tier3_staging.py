@@ -155,3 +155,19 @@ def test_leak_guard_sees_a_secret_embedded_in_a_longer_value_and_token_variables
             agent_environment(trial, stage, {"GIT_ASKPASS_URL": "https://user:glcbt-64-REALTOKENabcdef@host/x"})
         with pytest.raises(StagingError, match="DB_PASSWORD"):
             agent_environment(trial, stage, {"OPTS": "--password=hunter2hunter2 --verbose"})
+
+
+def test_leak_guard_covers_short_values_of_secret_named_variables(skill: Skill, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DB_PASSWORD", "hunt3r")  # 6 characters: under the substring length
+    monkeypatch.setenv("MAX_TOKENS", "4096")  # named like a secret, but a number: not one
+    monkeypatch.setenv("TOKENIZERS_PARALLELISM", "false")
+    case = load_cases(skill).get("c3")
+    assert case is not None
+    stage = stage_trial(tmp_path / "t", skill, case, ClaudeCode(), "with_skill")
+    with Gateway(GatewayConfig(mode="scripted")) as gw, gw.trial("env", script=Script.from_data({"steps": [{"text": "x"}]})) as trial:
+        with pytest.raises(StagingError, match="DB_PASSWORD"):
+            agent_environment(trial, stage, {"OPTS": "--password=hunt3r --verbose"})
+        with pytest.raises(StagingError, match="DB_PASSWORD"):
+            agent_environment(trial, stage, {"PGPASSWORD": "hunt3r"})
+        env = agent_environment(trial, stage, {"OPTS": "--max 4096 --flag false --name hunt3rs-club"})  # no whole-word match
+        assert env["OPTS"].endswith("hunt3rs-club")
