@@ -203,6 +203,8 @@ COMMANDS = {
                   "benchmarks.json or results.json, under each weighting"),
     "compare": ("pytest_skilleval.reports.compare", "what changed between two runs (results.json or report dirs), as Markdown; "
                 "exit 1 on a regression"),
+    "suggest-description": ("pytest_skilleval.triggers.suggest", "propose description rewrites from a skill's trigger-set misses, "
+                            "scored with the model probe on a held-out split (needs a chat provider and --budget-usd)"),
 }
 
 

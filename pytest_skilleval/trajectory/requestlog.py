@@ -140,3 +140,22 @@ def _scan_requests(records: Iterable[dict[str, Any]], ctx: RequestContext, fallb
                     break
         if (ctx.catalog is not None and ctx.task is not None) or ctx.requests >= MAX_REQUESTS_SCANNED:
             return
+
+
+def listing_text(request_log: str | Path) -> str | None:
+    """The text block that lists the skills in the first request that has one — system prompt,
+    developer message or Claude's ``<system-reminder>`` — verbatim as the CLI sent it."""
+    records = RecordReader(request_log).records()
+    try:
+        for record in records:
+            body = _find_body(record)
+            if body is None or not body.get("tools"):
+                continue
+            for role, texts in request_segments(body):
+                for text in texts:
+                    trusted = role in ("system", "developer") or "<system-reminder>" in text
+                    if trusted and parse_catalog_text(text) is not None:
+                        return text
+    finally:
+        records.close()
+    return None

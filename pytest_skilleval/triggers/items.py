@@ -21,6 +21,7 @@ from pytest_skilleval.collect import _OutsideSkillHooks
 from pytest_skilleval.tier3.agents.base import Agent
 from pytest_skilleval.tier3.plugin import in_ci, marker_name, tier3_context
 from pytest_skilleval.triggers.plugin import TRIGGERS, rivals_for, script_rules, trigger_context, trigger_set
+from pytest_skilleval.triggers.probe import Prober
 from pytest_skilleval.triggers.record import TRIGGER_PROPERTY, TriggerRecord
 from pytest_skilleval.triggers.sets import TriggerQuery
 from pytest_skilleval.triggers.trial import TrialSkipped, TrialUnavailable, TriggerRequest, TriggerRunner
@@ -91,16 +92,11 @@ class TriggerItem(_OutsideSkillHooks, pytest.Function):
                               rules=script_rules(self.config, skill, rivals), run=self.run, name=self.nodeid, nodeid=self.nodeid,
                               set_digest=self.digest)
 
-    def run_trigger(self, runner: TriggerRunner, root: Path) -> TriggerRecord:
+    def run_trigger(self, runner: TriggerRunner | Prober, root: Path) -> TriggerRecord:
         self.user_properties[:] = [(k, v) for k, v in self.user_properties if not k.startswith("skilleval.")]
         req = self.request()
         try:
-            if trigger_context(self.config).settings.mode == "model":
-                from pytest_skilleval.triggers.probe import probe_from_config
-
-                record = probe_from_config(self.config, req)
-            else:
-                record = runner.run(req, root)
+            record = runner.run(req, root)
         except (TrialSkipped, TrialUnavailable) as exc:
             if isinstance(exc, TrialUnavailable) and in_ci():
                 pytest.fail(f"{exc} (CI=true: missing agent tooling is a failure, not a skip)", pytrace=False)
@@ -142,4 +138,7 @@ def format_trigger(record: TriggerRecord) -> str:
 def _trigger_test(request: pytest.FixtureRequest, skilleval_trigger_runner: TriggerRunner, tmp_path: Path) -> None:
     item = request.node
     assert isinstance(item, TriggerItem)
-    item.run_trigger(skilleval_trigger_runner, tmp_path)
+    if trigger_context(item.config).settings.mode == "model":
+        item.run_trigger(request.getfixturevalue("skilleval_trigger_prober"), tmp_path)
+    else:
+        item.run_trigger(skilleval_trigger_runner, tmp_path)

@@ -20,6 +20,7 @@ from pytest_skilleval.tier3.plugin import tier3_context
 from pytest_skilleval.tier3.sandboxes import Sandbox
 from pytest_skilleval.tier3.staging import hidden_dirs
 from pytest_skilleval.triggers.options import TriggerSettings
+from pytest_skilleval.triggers.probe import Prober
 from pytest_skilleval.triggers.rivals import RivalSet, catalog_skills, choose_rivals
 from pytest_skilleval.triggers.sets import ScriptRule, TriggerSet, load_trigger_set
 from pytest_skilleval.triggers.trial import TriggerRunner
@@ -95,3 +96,17 @@ def skilleval_trigger_runner(pytestconfig: pytest.Config, skilleval_gateway: Gat
     t3 = tier3_context(pytestconfig)
     return TriggerRunner(skilleval_gateway, skilleval_sandbox, t3.settings, trigger_context(pytestconfig).settings,
                          pytestconfig.stash.get(REGISTRY, None) or default_registry(), hidden=tuple(hidden_dirs(t3.agents.all())))
+
+
+@pytest.fixture(scope="session")
+def skilleval_trigger_prober(request: pytest.FixtureRequest, skilleval_trigger_runner: TriggerRunner) -> Prober:
+    """The model-only probe: the provider layer's ``skilleval_chat``; without one the probe cannot run."""
+    from pytest_skilleval.tier3.plugin import in_ci
+
+    chat = request.getfixturevalue("skilleval_chat")
+    if chat is None:
+        message = "--skilleval-trigger-mode=model needs a chat provider (docs/providers.md: SKILLEVAL_PROVIDER, SKILLEVAL_MODEL, a key)"
+        if in_ci():
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    return Prober(skilleval_trigger_runner, chat)

@@ -10,6 +10,7 @@ the outcome — TRIGGERED / NOT_TRIGGERED, or ERROR when the infrastructure brok
 from __future__ import annotations
 
 import json
+import re
 import time
 import traceback
 from collections.abc import Sequence
@@ -23,10 +24,11 @@ from pytest_skilleval.gateway.modes.base import Mode
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier3.agents.base import Agent, AgentContext
 from pytest_skilleval.tier3.options import Tier3Settings
+from pytest_skilleval.tier3.outcome import RunFacts, infrastructure_failure
 from pytest_skilleval.tier3.sandboxes.base import RunResult, RunSpec, Sandbox
 from pytest_skilleval.tier3.staging import Stage, agent_environment, install_skill, stage_inputs
 from pytest_skilleval.tier3.trial import TrialSkipped, TrialUnavailable, skill_listed
-from pytest_skilleval.trajectory import ParserRegistry, Trajectory, TrajectoryParseError, default_registry
+from pytest_skilleval.trajectory import ParserRegistry, Trajectory, TrajectoryParseError, default_registry, skill_key
 from pytest_skilleval.triggers.detect import detect
 from pytest_skilleval.triggers.options import TriggerSettings
 from pytest_skilleval.triggers.record import TriggerRecord
@@ -70,22 +72,23 @@ class TriggerRunner:
         if problem:
             raise TrialUnavailable(problem)
 
-    def run(self, req: TriggerRequest, root: Path) -> TriggerRecord:
-        """The trial, retried on ERROR per the infrastructure rule; the last record says how many retries it took."""
+    def run(self, req: TriggerRequest, root: Path, *, mode: str | None = None) -> TriggerRecord:
+        """The trial, retried on ERROR per the infrastructure rule; the last record says how many retries it took.
+        ``mode``: a gateway mode for this trial only (the probe's listing capture is always scripted)."""
         self.check(req.agent)
         retries = 0
         while True:
-            record = self._attempt(req, root / f"try{retries + 1}")
+            record = self._attempt(req, root / f"try{retries + 1}", mode)
             if record.status != "ERROR" or retries >= self.triggers.infra_retries:
                 break
             retries += 1
         record.retries = retries
         return record
 
-    def _attempt(self, req: TriggerRequest, root: Path) -> TriggerRecord:
+    def _attempt(self, req: TriggerRequest, root: Path, mode: str | None) -> TriggerRecord:
         started = time.perf_counter()
         try:
-            return self._run(req, root, started)
+            return self._run(req, root, started, mode or self.gateway.config.mode)
         except (TrialSkipped, TrialUnavailable):
             raise
         except BudgetExceeded as exc:
@@ -100,7 +103,7 @@ class TriggerRunner:
                              agent=req.agent.name, run=req.run, gateway_mode=self.gateway.config.mode, set_digest=req.set_digest,
                              rivals=req.rivals.names, rivals_digest=req.rivals.digest, **kw)
 
-    def _run(self, req: TriggerRequest, root: Path, started: float) -> TriggerRecord:
+    def _run(self, req: TriggerRequest, root: Path, started: float, mode: str) -> TriggerRecord:
         folders = {n: root / n for n in ("workspace", "home", "tmp", "out")}
         for folder in folders.values():
             folder.mkdir(parents=True, exist_ok=False)
@@ -111,7 +114,7 @@ class TriggerRunner:
             installed[rival.name] = install_skill(workspace, req.agent, rival, skipped)
         stage_inputs(workspace, req.skill, req.query.files, skipped)
         script = req.script
-        if self.gateway.config.mode == "scripted" and script is None:
+        if mode == "scripted" and script is None:
             wanted = [Candidate(name, folder, req.agent.listing(name)) for name, folder in installed.items()
                       if (rule := req.rules.get(name)) is not None and rule.wants(req.query.query)]
             script = build_script(req.agent.name, wanted, extra_steps=req.extra_steps)
@@ -125,7 +128,7 @@ class TriggerRunner:
             return cutoffs[-1]
 
         name = req.name or f"triggers:{req.skill.name}:{req.query.id}:{req.agent.name}:r{req.run}"
-        trial = self.gateway.open_trial(f"{name}#{root.name}", script=script, wrap=wrap,
+        trial = self.gateway.open_trial(f"{name}#{root.name}", script=script, wrap=wrap, mode=mode,
                                         placeholders={"<WORKSPACE>": str(workspace), "<HOME>": str(folders["home"])})
         ctx = AgentContext(home=folders["home"], workspace=workspace, tmp=folders["tmp"], gateway_url=trial.url,
                            model=self.settings.models.get(req.agent.name), max_turns=self.settings.max_turns)
@@ -156,10 +159,14 @@ class TriggerRunner:
         notes = [f"not staged: {s}" for s in skipped]
         trajectory = self._parse(req, out, requests, notes)
         found = detect(trajectory, req.skill.name, installed, workspace)
+        typed = re.match(r"\s*[/$]([A-Za-z0-9._:-]+)", req.query.query)
+        if typed and skill_key(typed.group(1)) in {skill_key(n) for n in installed}:
+            # Claude Code expands a typed /skill before the model is asked, and its stream does not echo it.
+            found.ignored.append(f"{typed.group(1)} (typed by the user as {typed.group(0).strip()}): the user's load, not the agent's choice")
         main = [e for e in trial.entries if e.get("tools")]
         failed = [e for e in trial.entries if e["status"] != 200 or e["error"]]
         usage = trial.usage
-        status, reason = self._outcome(req, result, trajectory, found.triggered, bool(found.loaded), main, failed)
+        status, reason = self._outcome(req, result, trajectory, found.triggered, bool(found.loaded), list(trial.entries), main, failed)
         if failed:
             notes.append(f"{len(failed)} model request(s) failed at the gateway: {failed[0]['error'] or failed[0]['status']}")
         if result.timed_out:
@@ -179,13 +186,16 @@ class TriggerRunner:
 
     @staticmethod
     def _outcome(req: TriggerRequest, result: RunResult, trajectory: Trajectory | None, triggered: bool, loaded_any: bool,
-                 main: list[dict[str, Any]], failed: list[dict[str, Any]]) -> tuple[str, str | None]:
+                 entries: list[dict[str, Any]], main: list[dict[str, Any]], failed: list[dict[str, Any]]) -> tuple[str, str | None]:
         """A decision needs evidence that the model was really asked: a load seen, or an answer after
         successful model turns. Anything else is the infrastructure's fault — ERROR, never a miss."""
         if triggered:
             return "TRIGGERED", None
         if loaded_any:
             return "NOT_TRIGGERED", "a rival was loaded instead"
+        infra = infrastructure_failure(RunFacts(exit_code=result.exit_code, timed_out=result.timed_out, requests=entries))
+        if infra:  # Tier 3's infrastructure rule (tier3/outcome.py): the model API, the upstream, the sandbox
+            return "ERROR", f"{infra}; no decision was made"
         if failed and any(e.get("tools") for e in failed):
             first = failed[0]
             return "ERROR", f"the model request failed at the gateway ({first['status']} {first['error'] or ''}); no decision was made"
