@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: eval test venv clean bench lint agents mutation browser
+.PHONY: eval test test-latest venv clean bench lint agents mutation browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,15 @@ MODULES ?=
 mutation: $(STAMP) agents
 	$(BIN)/python -m pip install --quiet 'cosmic-ray>=8.4'
 	$(BIN)/python mutation/run.py $(MODULES)
+
+## test-latest: the e2e and trigger suites against the newest release of each agent CLI on the npm registry,
+## installed into .cache/agents-latest (the pinned .cache/agents is untouched); prints which versions pass.
+LATEST_DIR := .cache/agents-latest
+test-latest: $(STAMP) agents
+	@command -v npm >/dev/null || { echo "npm not found: cannot install the latest CLIs"; exit 1; }
+	$(BIN)/python agents/latest.py install $(LATEST_DIR)
+	-SKILLEVAL_AGENTS_DIR=$(abspath $(LATEST_DIR)) $(BIN)/pytest tests/e2e -n 2 -p no:cacheprovider -q --junitxml=$(LATEST_DIR)/junit.xml
+	$(BIN)/python agents/latest.py report $(LATEST_DIR) $(LATEST_DIR)/junit.xml
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/tier1_corpus.py
