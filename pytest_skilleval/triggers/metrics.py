@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from pytest_skilleval.triggers.record import TriggerRecord
 
 Z95 = 1.959963984540054
+CHARS_PER_TOKEN = 4  # the usual rough ratio for English and JSON: "≈ prompt tokens" of a request body
 
 
 def wilson(successes: int, n: int, z: float = Z95) -> tuple[float | None, float | None]:
@@ -87,6 +88,7 @@ class AgentTriggers(BaseModel):
     model_turns: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    prompt_chars: int = 0
     cost_usd: float = 0.0
     seconds: float = 0.0
     trials: int = 0
@@ -96,7 +98,8 @@ class AgentTriggers(BaseModel):
         if not self.trials:
             return None
         total = {"requests": self.requests, "tokens": self.tokens_in + self.tokens_out, "seconds": self.seconds,
-                 "cost_usd": self.cost_usd, "model_turns": self.model_turns}[what]
+                 "cost_usd": self.cost_usd, "model_turns": self.model_turns,
+                 "prompt_tokens": self.prompt_chars / CHARS_PER_TOKEN}[what]
         return total / self.trials
 
 
@@ -166,7 +169,7 @@ def summarize_agent(agent: str, records: list[TriggerRecord]) -> AgentTriggers:
         missed_queries=[o.query_id for o in outcomes if o.triggered is False and o.should_trigger],
         flipped_queries=[o.query_id for o in outcomes if o.flipped], outcomes=sorted(outcomes, key=lambda o: o.query_id),
         requests=sum(r.requests for r in ran), model_turns=sum(r.model_turns for r in ran), tokens_in=sum(r.tokens_in for r in ran),
-        tokens_out=sum(r.tokens_out for r in ran), cost_usd=round(sum(r.cost_usd for r in ran), 8),
+        tokens_out=sum(r.tokens_out for r in ran), prompt_chars=sum(r.prompt_chars for r in ran), cost_usd=round(sum(r.cost_usd for r in ran), 8),
         seconds=round(sum(r.seconds or 0 for r in ran), 3), trials=len(ran))
 
 

@@ -43,8 +43,9 @@ class TriggerRecord(BaseModel):
     # -- metering ---------------------------------------------------------------------------------
     requests: int = 0
     model_turns: int = 0
-    tokens_in: int = 0
+    tokens_in: int = 0  # as the gateway metered them (scripted mode: the script's fixed numbers)
     tokens_out: int = 0
+    prompt_chars: int = 0  # size of the request bodies the CLI sent (JSON text): what a real model would read
     cost_usd: float = 0.0
     seconds: float | None = None
     artifacts: dict[str, str] = Field(default_factory=dict)

@@ -31,11 +31,11 @@ def markdown(t: SkillTriggers) -> list[str]:
              f"{'Blocking' if t.blocking else 'Advisory'}"
              + (f" (recall ≥ {t.thresholds['recall']:.0%}, precision ≥ {t.thresholds['precision']:.0%})." if t.blocking else "."),
              "", f"Trigger set `{t.set_digest}`; rivals ({len(t.rivals)}): {', '.join(t.rivals) or 'none'} (`{t.rivals_digest}`).", "",
-             "| Agent | Recall | Precision | F1 | Accuracy | TP / FN / FP / TN | Errors | Requests / query | Tokens / query |",
+             "| Agent | Recall | Precision | F1 | Accuracy | TP / FN / FP / TN | Errors | Requests / query | ≈ Prompt tokens / query |",
              "|---|---|---|---|---|---|---|---|---|"]
     for a in t.agents:
         c = a.confusion
-        req, tok = a.per_query("requests"), a.per_query("tokens")
+        req, tok = a.per_query("requests"), a.per_query("prompt_tokens") if a.prompt_chars else a.per_query("tokens")
         lines.append(f"| {_label(a)} | {_rate(a.recall)} | {_rate(a.precision)} | {'—' if a.f1 is None else f'{a.f1:.2f}'} | "
                      f"{_rate(a.accuracy)} | {c.tp} / {c.fn} / {c.fp} / {c.tn} | {a.errors} quer{'y' if a.errors == 1 else 'ies'} "
                      f"({a.error_runs} run(s), {a.retries} retried) | {'—' if req is None else f'{req:.1f}'} | "

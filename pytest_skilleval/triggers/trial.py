@@ -179,7 +179,8 @@ class TriggerRunner:
             triggered=found.triggered if decided else None, how=found.how, loaded=found.loaded,
             rival_loaded=(found.rivals[0] if found.rivals and not found.triggered and decided else None),
             skill_listed=skill_listed(requests, req.skill.name), ended_by=ended, ignored=found.ignored, requests=len(trial.entries),
-            model_turns=len(main), tokens_in=usage.input_tokens, tokens_out=usage.output_tokens, cost_usd=trial.cost_usd,
+            model_turns=len(main), prompt_chars=sum(len(json.dumps(e["body"], ensure_ascii=False)) for e in trial.entries if e.get("body")),
+            tokens_in=usage.input_tokens, tokens_out=usage.output_tokens, cost_usd=trial.cost_usd,
             seconds=round(time.perf_counter() - started, 4), notes=notes,
             artifacts={"events": str(out / "events.jsonl"), "stderr": str(out / "stderr.txt"), "requests": str(requests),
                        "workspace": str(workspace)})

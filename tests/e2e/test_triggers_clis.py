@@ -112,7 +112,8 @@ def test_example_trigger_sets(name: str, runner: TriggerRunner, tmp_path: Path) 
         figures[skill_name] = {"recall": a.recall.value, "precision": a.precision.value, "f1": a.f1, "accuracy": a.accuracy.value,
                                "confusion": a.confusion.model_dump(), "stealing_rivals": a.stealing_rivals,
                                "requests_per_query": a.per_query("requests"), "model_turns_per_query": a.per_query("model_turns"),
-                               "tokens_per_query": a.per_query("tokens"), "seconds_per_query": a.per_query("seconds"),
+                               "metered_tokens_per_query": a.per_query("tokens"), "prompt_tokens_per_query": a.per_query("prompt_tokens"),
+                               "seconds_per_query": a.per_query("seconds"),
                                "version": a.versions}
     # The near misses a rival is meant for are taken by that rival, by name, in every CLI.
     stolen = {(r.skill_name, r.query_id): r.rival_loaded for r in records if r.rival_loaded}
