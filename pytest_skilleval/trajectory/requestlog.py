@@ -143,8 +143,9 @@ def _scan_requests(records: Iterable[dict[str, Any]], ctx: RequestContext, fallb
 
 
 def listing_text(request_log: str | Path) -> str | None:
-    """The text block that lists the skills in the first request that has one — system prompt,
-    developer message or Claude's ``<system-reminder>`` — verbatim as the CLI sent it."""
+    """The block that lists the skills in the first request that has one — in the system prompt, a
+    developer message or Claude's ``<system-reminder>`` — verbatim as the CLI sent it (the model
+    probe's prompt carries it)."""
     records = RecordReader(request_log).records()
     try:
         for record in records:
@@ -155,7 +156,21 @@ def listing_text(request_log: str | Path) -> str | None:
                 for text in texts:
                     trusted = role in ("system", "developer") or "<system-reminder>" in text
                     if trusted and parse_catalog_text(text) is not None:
-                        return text
+                        return _listing_block(text)
     finally:
         records.close()
     return None
+
+
+_LISTING_TAGS = ("available_skills", "skills_instructions", "system-reminder")
+
+
+def _listing_block(text: str) -> str:
+    """The listing's own block out of a whole system prompt: the paragraph that introduces it through
+    its closing tag (``<available_skills>``, ``<skills_instructions>``, ``<system-reminder>``), verbatim."""
+    for tag in _LISTING_TAGS:
+        start, end = text.find(f"<{tag}"), text.find(f"</{tag}>")
+        if 0 <= start < end:
+            intro = text.rfind("\n\n", 0, start)
+            return text[intro + 2 if intro >= 0 else 0:end + len(tag) + 3]
+    return text

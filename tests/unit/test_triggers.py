@@ -170,3 +170,16 @@ def test_majority_errors_stealing_and_flips() -> None:
     assert agent.flipped_queries == ["a", "c"]
     blocking = summarize(rows, thresholds=(0.4, 0.4))["s"]
     assert blocking.failing_agents == ["codex"]  # a query with no decision fails a blocking run: it was not measured
+
+
+def test_listing_text_is_the_listing_block_of_the_first_request(tmp_path: Path) -> None:
+    from pytest_skilleval.trajectory.requestlog import listing_text
+
+    system = ("You are an agent.\n\nLots of rules.\n\nThese skills are available:\n<available_skills>\n<skill><name>csv-summary</name>"
+              "<description>Summarize CSV files.</description></skill>\n</available_skills>\n\nMore rules.")
+    log = tmp_path / "requests.jsonl"
+    side = {"body": {"messages": [{"role": "user", "content": "title?"}]}, "tools": 0}
+    main = {"body": {"system": system, "tools": [{"name": "skill"}], "messages": [{"role": "user", "content": "q"}]}, "tools": 1}
+    log.write_text(json.dumps(side) + "\n" + json.dumps(main) + "\n")
+    assert listing_text(log) == ("These skills are available:\n<available_skills>\n<skill><name>csv-summary</name>"
+                                 "<description>Summarize CSV files.</description></skill>\n</available_skills>")
