@@ -42,6 +42,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[TRIGGERS] = TriggerContext(TriggerSettings.from_config(config))
 
 
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    ctx = config.stash.get(TRIGGERS, None)
+    if ctx is None or not ctx.settings.enabled:
+        return []
+    s, agents = ctx.settings, ",".join(a.name for a in tier3_context(config).chosen)
+    kind = "model-only probe" if s.mode == "model" else f"agents, gateway={tier3_context(config).settings.gateway_mode}"
+    blocking = f"recall>={s.block_recall:g},precision>={s.block_precision:g}" if s.blocking else "no (advisory)"
+    rivals = f"{s.rivals_dir or 'collected skills'} (max {s.rivals_max})"
+    return [f"skilleval triggers: {kind} agents={agents} runs={s.runs} max-turns={s.max_turns} rivals={rivals} blocking={blocking}"]
+
+
 def trigger_context(config: pytest.Config) -> TriggerContext:
     return config.stash[TRIGGERS]
 
