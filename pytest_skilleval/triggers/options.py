@@ -15,7 +15,6 @@ from pytest_skilleval import config as config_mod
 from pytest_skilleval.config import Option
 
 MODES = ("agent", "model")
-DEFAULT_INFRA_RETRIES = 1
 
 OPTIONS = (
     Option("skilleval_triggers", "--skilleval-triggers", "SKILLEVAL_TRIGGERS", False,
@@ -53,7 +52,6 @@ class TriggerSettings:
     from_cases: bool = False
     block_recall: float | None = None
     block_precision: float | None = None
-    infra_retries: int = DEFAULT_INFRA_RETRIES
 
     @property
     def blocking(self) -> bool:
@@ -76,12 +74,9 @@ class TriggerSettings:
         rivals_dir = (config.invocation_params.dir / str(rivals)).resolve() if rivals else None
         if rivals_dir is not None and not rivals_dir.is_dir():
             raise pytest.UsageError(f"--skilleval-trigger-rivals: {rivals_dir} is not a folder")
-        # The infrastructure retry rule is Tier 3's (--skilleval-infra-retries) when that option exists.
-        retries = config.getoption("skilleval_infra_retries", default=None)
         return cls(enabled=bool(v["skilleval_triggers"]) or mode == "model" and bool(config.getoption("skilleval_trigger_mode", None)),
                    mode=mode, runs=runs, max_turns=turns, rivals_dir=rivals_dir, rivals_max=rivals_max,
-                   from_cases=bool(v["skilleval_triggers_from_cases"]), block_recall=recall, block_precision=precision,
-                   infra_retries=int(retries) if retries not in (None, "") else DEFAULT_INFRA_RETRIES)
+                   from_cases=bool(v["skilleval_triggers_from_cases"]), block_recall=recall, block_precision=precision)
 
 
 def parse_thresholds(spec: str) -> tuple[float, float]:

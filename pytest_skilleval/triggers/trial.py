@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from pytest_skilleval.gateway import BudgetExceeded, Gateway, Script, Trial
 from pytest_skilleval.gateway.modes.base import Mode
+from pytest_skilleval.gateway.outage import CIRCUIT_OPEN
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier3.agents.base import Agent, AgentContext
 from pytest_skilleval.tier3.options import Tier3Settings
@@ -76,13 +77,14 @@ class TriggerRunner:
         """The trial, retried on ERROR per the infrastructure rule; the last record says how many retries it took.
         ``mode``: a gateway mode for this trial only (the probe's listing capture is always scripted)."""
         self.check(req.agent)
-        retries = 0
-        while True:
-            record = self._attempt(req, root / f"try{retries + 1}", mode)
-            if record.status != "ERROR" or retries >= self.triggers.infra_retries:
-                break
-            retries += 1
-        record.retries = retries
+        earlier: list[str] = []
+        record = self._attempt(req, root / "try1", mode)
+        # Tier 3's infrastructure rule and --skilleval-infra-retries: an ERROR is run again, then reported as an error.
+        while record.status == "ERROR" and len(earlier) < self.settings.infra_retries and not (record.reason or "").startswith(CIRCUIT_OPEN):
+            earlier.append(record.reason or "ERROR")
+            record = self._attempt(req, root / f"try{len(earlier) + 1}", mode)
+        record.retries = len(earlier)
+        record.notes += [f"infrastructure retry {n}: the run before it ERRORed ({why})" for n, why in enumerate(earlier, 1)]
         return record
 
     def _attempt(self, req: TriggerRequest, root: Path, mode: str | None) -> TriggerRecord:
@@ -149,7 +151,8 @@ class TriggerRunner:
         spec = RunSpec(argv=tuple(req.agent.command(executable, req.query.query, ctx)), env=env, cwd=folders["workspace"],
                        writable=(folders["workspace"], folders["home"], folders["tmp"]), hidden=self.hidden,
                        timeout_s=self.settings.timeout_s, network="gateway", gateway=("127.0.0.1", port),
-                       stdout=folders["out"] / "events.jsonl", stderr=folders["out"] / "stderr.txt")
+                       stdout=folders["out"] / "events.jsonl", stderr=folders["out"] / "stderr.txt", skill_root=req.skill.root,
+                       cancel=trial.ended)
         return self.sandbox.run(spec)
 
     def _record(self, req: TriggerRequest, trial: Trial, result: RunResult, installed: dict[str, Path], workspace: Path,
@@ -166,7 +169,11 @@ class TriggerRunner:
         main = [e for e in trial.entries if e.get("tools")]
         failed = [e for e in trial.entries if e["status"] != 200 or e["error"]]
         usage = trial.usage
-        status, reason = self._outcome(req, result, trajectory, found.triggered, bool(found.loaded), list(trial.entries), main, failed)
+        facts = RunFacts(exit_code=result.exit_code, timed_out=result.timed_out, cancelled=result.cancelled, outage=trial.outage,
+                         run_error=trajectory.run_error if trajectory else None,
+                         api_error_status=trajectory.api_error_status if trajectory else None,
+                         max_turns_reached=trajectory.max_turns_reached if trajectory else False, requests=list(trial.entries))
+        status, reason = self._outcome(req, result, trajectory, found.triggered, bool(found.loaded), facts, main, failed)
         if failed:
             notes.append(f"{len(failed)} model request(s) failed at the gateway: {failed[0]['error'] or failed[0]['status']}")
         if result.timed_out:
@@ -187,14 +194,14 @@ class TriggerRunner:
 
     @staticmethod
     def _outcome(req: TriggerRequest, result: RunResult, trajectory: Trajectory | None, triggered: bool, loaded_any: bool,
-                 entries: list[dict[str, Any]], main: list[dict[str, Any]], failed: list[dict[str, Any]]) -> tuple[str, str | None]:
+                 facts: RunFacts, main: list[dict[str, Any]], failed: list[dict[str, Any]]) -> tuple[str, str | None]:
         """A decision needs evidence that the model was really asked: a load seen, or an answer after
         successful model turns. Anything else is the infrastructure's fault — ERROR, never a miss."""
         if triggered:
             return "TRIGGERED", None
         if loaded_any:
             return "NOT_TRIGGERED", "a rival was loaded instead"
-        infra = infrastructure_failure(RunFacts(exit_code=result.exit_code, timed_out=result.timed_out, requests=entries))
+        infra = infrastructure_failure(facts)
         if infra:  # Tier 3's infrastructure rule (tier3/outcome.py): the model API, the upstream, the sandbox
             return "ERROR", f"{infra}; no decision was made"
         if failed and any(e.get("tools") for e in failed):

@@ -224,8 +224,8 @@ def test_a_gateway_500_is_an_error_not_a_miss(name: str, sandbox: LocalSandbox, 
         ups = {f: Upstream(f, upstream.url, f"real-{f}-key-abcdefgh") for f in ("anthropic", "openai", "gemini")}
         config = GatewayConfig(mode="proxy", upstreams=ups, log_dir=tmp_path / "gateway")
         with Gateway(config) as gateway:
-            runner = TriggerRunner(gateway, sandbox, Tier3Settings(enabled=True, agents_dirs=(AGENTS_DIR,), timeout_s=240),
-                                   TriggerSettings(infra_retries=1), hidden=HIDDEN)
+            runner = TriggerRunner(gateway, sandbox, Tier3Settings(enabled=True, agents_dirs=(AGENTS_DIR,), timeout_s=240, infra_retries=1),
+                                   TriggerSettings(), hidden=HIDDEN)
             record = runner.run(TriggerRequest(skill=skill, skill_key="csv-summary", query=TriggerQuery("q", "What is in sales.csv?", True),
                                                agent=agent), tmp_path / "trial")
     assert record.status == "ERROR" and record.triggered is None and record.retries == 1, format_trigger(record)
