@@ -248,8 +248,11 @@ def evidence(t3: Tier3Report) -> str:
 
 
 def terminal_lines(key: str, t3: Tier3Report) -> list[str]:
-    """One line per agent: the overall lift, pass rates and pass@k."""
+    """One line per agent: the overall lift, pass rates and pass@k; one line when no trial ran."""
     out = []
+    if t3.trials == 0:
+        reason = f": {t3.skip_reasons[0]}" if t3.skip_reasons else ""
+        return [f"tier3 {key}: NOT RUN — no trial ran ({t3.skipped} skipped{reason}); no verdict"]
     for a in t3.agents:
         overall = next((r for r in a.lift if r.measure == "overall"), None)
         w, wo = a.arms.get("with_skill"), a.arms.get("without_skill")

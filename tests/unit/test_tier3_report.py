@@ -9,6 +9,7 @@ import math
 import pytest
 
 from pytest_skilleval.reports import benchmark_md
+from pytest_skilleval.reports import tier3 as tier3_md
 from pytest_skilleval.reports.model import CheckRecord, build_run, build_skill
 from pytest_skilleval.results import CheckResult
 from pytest_skilleval.tier3 import stats
@@ -219,6 +220,7 @@ def test_a_tier3_where_nothing_ran_is_not_run_and_has_no_verdict() -> None:
     assert skill.tiers_not_run == [3] and not skill.recommended_for_publication  # type: ignore[attr-defined]
     assert "PASS (Tier 1, Tier 2, Tier 3)" not in card and "not run: none" not in card
     assert "PASS (Tier 1, Tier 2)" in card and "No trial ran (4 skipped)" in card
+    assert tier3_md.terminal_lines("s", skill.tier3) == ["tier3 s: NOT RUN — no trial ran (4 skipped); no verdict"]  # type: ignore[arg-type]
 
 
 def test_publication_needs_five_dimensions_a_real_model_a_sandbox_and_every_trial() -> None:
