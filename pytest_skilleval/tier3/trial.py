@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 from pytest_skilleval.gateway import BudgetExceeded, Gateway, Script, Trial
@@ -66,6 +67,15 @@ class TrialRequest:
     dataset_digest: str | None = None
     nodeid: str = ""
     case_digest: str | None = None  # CaseSet.case_digest: the case and its input files (the baseline cache's key)
+
+
+@runtime_checkable
+class RunsWholeTrials(Protocol):
+    """A sandbox backend that runs whole trials itself (Harbor: its own task, container, agent install and
+    results): the runner hands it each request and gets the record back (built with :meth:`TrialRunner.record`).
+    Its ``run`` remains for ``command`` assertions over the workspace it brought back."""
+
+    def run_trial(self, req: TrialRequest, runner: TrialRunner, started: float) -> TrialRecord: ...
 
 
 @dataclass
@@ -140,6 +150,8 @@ class TrialRunner:
 
     def _run_once(self, req: TrialRequest, root: Path, case_script: CaseScript | None, started: float, retry: int) -> TrialRecord:
         try:
+            if isinstance(self.sandbox, RunsWholeTrials):  # Harbor runs the whole trial (and its batch) itself, with its own retries
+                return self.sandbox.run_trial(req, self, started)
             return self._run(req, root, case_script, started, retry)
         except BudgetExceeded as exc:  # the user's spending limit: not run, rather than broken
             raise TrialSkipped(str(exc)) from None
@@ -229,6 +241,12 @@ class TrialRunner:
             total_seconds=round(time.perf_counter() - started, 4), notes=notes, steps=trial_steps(trajectory, stage_paths(stage)),
             artifacts={"events": str(stage.out / "events.jsonl"), "stderr": str(stage.out / "stderr.txt"),
                        "requests": str(requests), "workspace": str(stage.workspace)})
+
+    def record(self, req: TrialRequest, stage: Stage, trial: Trial, ctx: AgentContext, result: RunResult, started: float,
+               changed: bool | None) -> TrialRecord:
+        """The record of a trial whose agent ran elsewhere (a :class:`WholeTrialSandbox`): the event stream in
+        ``stage.out/events.jsonl``, the workspace it left in ``stage.workspace``; parsed and graded as any other."""
+        return self._record(req, stage, trial, ctx, result, started, changed)
 
     def _parse(self, req: TrialRequest, stage: Stage, requests: Path, notes: list[str]) -> Trajectory | None:
         events = stage.out / "events.jsonl"

@@ -1,6 +1,6 @@
 """Sandbox backends and their registry.
 
-Built in: ``local`` (bubblewrap, local.py) and ``docker`` (container.py). Other backends plug in
+Built in: ``local`` (bubblewrap, local.py), ``docker`` (container.py) and ``harbor`` (harbor/). Other backends plug in
 through the ``pytest_skilleval_sandboxes`` hook and are chosen with ``--skilleval-sandbox NAME``::
 
     @pytest.hookimpl
@@ -44,4 +44,6 @@ class SandboxRegistry:
 
 @pytest.hookimpl
 def pytest_skilleval_sandboxes(config: pytest.Config) -> list[Sandbox]:
-    return [LocalSandbox(), docker_sandbox(config)]
+    from pytest_skilleval.tier3.sandboxes.harbor import harbor_sandbox
+
+    return [LocalSandbox(), docker_sandbox(config), harbor_sandbox(config)]

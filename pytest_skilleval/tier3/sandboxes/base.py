@@ -75,3 +75,4 @@ class Sandbox(abc.ABC):
 
     def close(self) -> None:  # noqa: B027 - optional: most backends hold nothing across trials
         """Release what the backend holds across trials (bridges, daemons)."""
+

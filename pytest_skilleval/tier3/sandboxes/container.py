@@ -126,6 +126,12 @@ class DockerSandbox(Sandbox):
             return f"the trial image cannot be prepared: {type(exc).__name__}: {exc}"
         return None
 
+    def client(self) -> Any:
+        """The docker SDK client (after :meth:`unavailable` returned None)."""
+        if self._client is None:
+            raise RuntimeError("the docker sandbox is not prepared (call unavailable() first)")
+        return self._client
+
     def image_for(self, skill_root: Path | None) -> str:
         """The trial image; a skill with ``evals/environment/Dockerfile`` gets that image plus the agent layer."""
         assert self._image is not None

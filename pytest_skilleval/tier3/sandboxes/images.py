@@ -234,6 +234,26 @@ def skill_image(client: Any, skill_root: Path, env_rel: str, log: list[str]) -> 
     return tag
 
 
+def layer(client: Any, base: str, dockerfile: str, files: dict[str, tuple[bytes, int]], repo: str, log: list[str]) -> str:
+    """A small image ``repo:<hash>`` on top of ``base``: ``dockerfile`` with ``files`` (name -> (bytes, mode)) as its context."""
+    key = _sha(RECIPE_VERSION, client.images.get(base).id, dockerfile, *(f"{n}:{m:o}" for n, (_, m) in sorted(files.items())),
+               *(d for _, (d, _) in sorted(files.items())))[:16]
+    tag = f"{repo}:{key}"
+    if _tag_exists(client, tag):
+        return tag
+    with build_lock():
+        if not _tag_exists(client, tag):
+            buffer = io.BytesIO()
+            with tarfile.open(fileobj=buffer, mode="w") as tar:
+                _add_bytes(tar, "Dockerfile", dockerfile.encode())
+                for name, (data, mode) in sorted(files.items()):
+                    _add_bytes(tar, name, data, mode)
+            buffer.seek(0)
+            _build(client, buffer, tag)
+            log.append(f"built {tag} FROM {base}")
+    return tag
+
+
 def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) -> None:
     info = tarfile.TarInfo(name)
     info.size, info.mode = len(data), mode
