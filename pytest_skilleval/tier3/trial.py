@@ -114,7 +114,9 @@ class TrialRunner:
                 return reused(req, *stored)
         earlier: list[str] = []
         record = self._start(req, root, case_script, started)
-        while record.infra_error and len(earlier) < self.settings.infra_retries and not (record.reason or "").startswith(CIRCUIT_OPEN):
+        whole = isinstance(self.sandbox, RunsWholeTrials)  # Harbor retried its trials itself (--skilleval-harbor-retries)
+        while (record.infra_error and not whole and len(earlier) < self.settings.infra_retries
+               and not (record.reason or "").startswith(CIRCUIT_OPEN)):
             refusal = self.gateway.breaker.refusal(self._families.get(req.agent.name, ()))
             if refusal is not None:  # the upstream is down: no point in running it again now
                 record.notes.append(f"not retried: {refusal}")

@@ -44,7 +44,9 @@ def one_case_skill(base: Path, case_id: str = "semver-001") -> Path:
 
 
 def containers() -> set[str]:
-    return set(subprocess.run(["docker", "ps", "-aq"], capture_output=True, text=True, check=True).stdout.split())
+    """Compose-managed containers (Harbor's trials); the docker sandbox's own tests may run beside this one."""
+    done = subprocess.run(["docker", "ps", "-aq", "--filter", "label=com.docker.compose.project"], capture_output=True, text=True, check=True)
+    return set(done.stdout.split())
 
 
 def test_a_harbor_job_per_arm_with_claude_code_through_the_gateway(pytester: pytest.Pytester) -> None:
