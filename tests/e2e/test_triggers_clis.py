@@ -37,7 +37,7 @@ from pytest_skilleval.triggers.trial import TriggerRequest, TriggerRunner
 
 EXAMPLES = ("changelog-writer", "csv-summary", "semver-bump")
 HIDDEN = tuple(hidden_dirs(c.agent for c in CLIS.values()))
-#: Set to a file path to collect the per-CLI figures (recall, precision, requests and tokens per query) for docs/triggers.md.
+#: A folder to collect the per-CLI figures in (recall, precision, requests and tokens per query) for docs/triggers.md.
 FIGURES = os.environ.get("SKILLEVAL_TRIGGER_FIGURES")
 
 
@@ -73,65 +73,55 @@ def main_requests(record: TriggerRecord) -> list[dict]:
 
 
 # -- the example skills' trigger sets, through each real CLI -----------------------------------------------
+@pytest.mark.parametrize("skill_name", EXAMPLES)
 @pytest.mark.parametrize("name", CLIS)
-def test_example_trigger_sets(name: str, runner: TriggerRunner, tmp_path: Path) -> None:
+def test_example_trigger_sets(name: str, skill_name: str, runner: TriggerRunner, tmp_path: Path) -> None:
     agent = agent_for(name)
     skills = examples()
     sets = {n: load_trigger_set(s) for n, s in skills.items()}
     rules = {n: t.script for n, t in sets.items() if t.script is not None}
+    skill = skills[skill_name]
+    assert len(sets[skill_name]) >= 10 and sum(not q.should_trigger for q in sets[skill_name]) >= 5
+    rivals = choose_rivals(skill, skills.values(), 20)
+    assert sorted(rivals.names) == sorted(set(EXAMPLES) - {skill_name})
     records: list[TriggerRecord] = []
-    for skill_name, skill in skills.items():
-        assert len(sets[skill_name]) >= 10 and sum(not q.should_trigger for q in sets[skill_name]) >= 5
-        rivals = choose_rivals(skill, skills.values(), 20)
-        assert sorted(rivals.names) == sorted(set(EXAMPLES) - {skill_name})
-        for query in sets[skill_name]:
-            req = TriggerRequest(skill=skill, skill_key=skill_name, query=query, agent=agent, rivals=rivals, rules=rules,
-                                 set_digest=sets[skill_name].digest())
-            record = runner.run(req, tmp_path / skill_name / query.id)
-            records.append(record)
-            # What the scripted model should do, decided from the rules alone: the first installed skill
-            # whose rule wants the query (the skill under test first), if the CLI listed it.
-            wanted = next((n for n in (skill_name, *rivals.names) if rules[n].wants(query.query)), None)
-            shown = format_trigger(record)
-            assert record.status in ("TRIGGERED", "NOT_TRIGGERED"), shown
-            assert record.skill_listed is True, shown  # the CLI's own catalog (request log) listed it
-            assert record.triggered == (wanted == skill_name), shown
-            assert record.rival_loaded == (wanted if wanted not in (None, skill_name) else None), shown
-            assert record.loaded == ([wanted] if wanted else []), shown
-            if wanted:  # the gateway ended the conversation once the load was in the request
-                assert record.ended_by and record.ended_by.startswith("gateway cut-off"), shown
-                assert len(main_requests(record)) == 2, shown
-            else:
-                assert len(main_requests(record)) == 1, shown
-    report = summarize(records)
-    figures = {}
-    for skill_name, t in report.items():
-        [a] = t.agents
-        expected_tp = sum(1 for q in sets[skill_name] if q.should_trigger and rules[skill_name].wants(q.query))
-        assert a.confusion.tp == expected_tp and a.errors == 0
-        figures[skill_name] = {"recall": a.recall.value, "precision": a.precision.value, "f1": a.f1, "accuracy": a.accuracy.value,
-                               "confusion": a.confusion.model_dump(), "stealing_rivals": a.stealing_rivals,
-                               "requests_per_query": a.per_query("requests"), "model_turns_per_query": a.per_query("model_turns"),
-                               "metered_tokens_per_query": a.per_query("tokens"), "prompt_tokens_per_query": a.per_query("prompt_tokens"),
-                               "seconds_per_query": a.per_query("seconds"),
-                               "version": a.versions}
+    for query in sets[skill_name]:
+        req = TriggerRequest(skill=skill, skill_key=skill_name, query=query, agent=agent, rivals=rivals, rules=rules,
+                             set_digest=sets[skill_name].digest())
+        record = runner.run(req, tmp_path / query.id)
+        records.append(record)
+        # What the scripted model should do, decided from the rules alone: the first installed skill
+        # whose rule wants the query (the skill under test first), if the CLI listed it.
+        wanted = next((n for n in (skill_name, *rivals.names) if rules[n].wants(query.query)), None)
+        shown = format_trigger(record)
+        assert record.status in ("TRIGGERED", "NOT_TRIGGERED"), shown
+        assert record.skill_listed is True, shown  # the CLI's own catalog (request log) listed it
+        assert record.triggered == (wanted == skill_name), shown
+        assert record.rival_loaded == (wanted if wanted not in (None, skill_name) else None), shown
+        assert record.loaded == ([wanted] if wanted else []), shown
+        if wanted:  # the gateway ended the conversation once the load was in the request
+            assert record.ended_by and record.ended_by.startswith("gateway cut-off"), shown
+            assert len(main_requests(record)) == 2, shown
+        else:
+            assert len(main_requests(record)) == 1, shown
+    [a] = summarize(records)[skill_name].agents
+    expected_tp = sum(1 for q in sets[skill_name] if q.should_trigger and rules[skill_name].wants(q.query))
+    assert a.confusion.tp == expected_tp and a.errors == 0
     # The near misses a rival is meant for are taken by that rival, by name, in every CLI.
-    stolen = {(r.skill_name, r.query_id): r.rival_loaded for r in records if r.rival_loaded}
-    assert stolen[("semver-bump", "near-changelog")] == "changelog-writer"
-    assert stolen[("changelog-writer", "near-version")] == "semver-bump"
-    _save_figures(name, figures)
+    stolen = {r.query_id: r.rival_loaded for r in records if r.rival_loaded}
+    assert stolen == {"semver-bump": {"near-changelog": "changelog-writer"}, "changelog-writer": {"near-version": "semver-bump"},
+                      "csv-summary": {}}[skill_name]
+    _save_figures(name, skill_name, {
+        "recall": a.recall.value, "precision": a.precision.value, "f1": a.f1, "accuracy": a.accuracy.value,
+        "confusion": a.confusion.model_dump(), "rivals_loaded": stolen, "requests_per_query": a.per_query("requests"),
+        "model_turns_per_query": a.per_query("model_turns"), "metered_tokens_per_query": a.per_query("tokens"),
+        "prompt_tokens_per_query": a.per_query("prompt_tokens"), "seconds_per_query": a.per_query("seconds"), "version": a.versions})
 
 
-def _save_figures(name: str, figures: dict) -> None:
-    if not FIGURES:
-        return
-    path = Path(FIGURES)
-    try:
-        data = json.loads(path.read_text()) if path.is_file() else {}
-    except ValueError:
-        data = {}
-    data[name] = figures
-    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+def _save_figures(name: str, skill: str, figures: dict) -> None:
+    if FIGURES:  # one file per test: xdist workers write side by side
+        Path(FIGURES).mkdir(parents=True, exist_ok=True)
+        (Path(FIGURES) / f"{name}--{skill}.json").write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n")
 
 
 # -- the trial ends at the decision, by the gateway's request count ------------------------------------------
