@@ -74,7 +74,7 @@ class TriggerSettings:
         rivals_dir = (config.invocation_params.dir / str(rivals)).resolve() if rivals else None
         if rivals_dir is not None and not rivals_dir.is_dir():
             raise pytest.UsageError(f"--skilleval-trigger-rivals: {rivals_dir} is not a folder")
-        return cls(enabled=bool(v["skilleval_triggers"]) or mode == "model" and bool(config.getoption("skilleval_trigger_mode", None)),
+        return cls(enabled=bool(v["skilleval_triggers"]) or mode == "model",  # asking for the probe is asking for trigger items
                    mode=mode, runs=runs, max_turns=turns, rivals_dir=rivals_dir, rivals_max=rivals_max,
                    from_cases=bool(v["skilleval_triggers_from_cases"]), block_recall=recall, block_precision=precision)
 
