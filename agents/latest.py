@@ -55,8 +55,9 @@ def report(folder: Path, junit: Path) -> int:
         c = counts.get(cli, {"passed": 0, "failed": 0, "skipped": 0})
         ok = c["failed"] == 0 and c["passed"] > 0
         bad += not ok
+        verdict = "PASS" if ok else "FAIL" if c["failed"] else "NOT RUN"
         print(f"{cli:<12} {version:<10} {installed_version(folder, package) or '?':<10} {c['passed']:>6} {c['failed']:>6} {c['skipped']:>7}  "
-              f"{'PASS' if ok else 'FAIL'}")
+              f"{verdict}")
     return 1 if bad else 0
 
 
