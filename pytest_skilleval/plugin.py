@@ -167,8 +167,10 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
+    if getattr(report, "when", None) != "call" or not report.passed:  # a CollectReport has neither, nor user_properties
+        return None
     props = report.user_properties
-    if report.when == "call" and report.passed and (("skilleval.status", "FAILED") in props or ("skilleval.status", "INCOMPLETE") in props):
+    if ("skilleval.status", "FAILED") in props or ("skilleval.status", "INCOMPLETE") in props:
         return "advisory", "A", "ADVISORY"
     return None
 

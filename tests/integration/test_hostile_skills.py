@@ -171,3 +171,12 @@ def test_a_huge_table_is_parsed_in_bounded_memory(tmp_path: Path) -> None:
         tracemalloc.stop()
     assert peak < 60 * 2**20, f"{peak / 2**20:.0f} MB"
     assert time.perf_counter() - started < 60
+
+
+def test_a_collection_error_beside_skills_is_reported_plainly(pytester: pytest.Pytester) -> None:
+    """The ADVISORY status hook read ``user_properties`` of a CollectReport, which has none."""
+    pytester.makepyfile(test_broken="import module_that_does_not_exist\n")
+    result = pytester.runpytest("test_broken.py", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert "AttributeError" not in result.stdout.str() + result.stderr.str()
+    result.stdout.fnmatch_lines(["*ModuleNotFoundError*module_that_does_not_exist*"])
