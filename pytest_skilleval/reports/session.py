@@ -13,6 +13,7 @@ import json
 import os
 import re
 import signal
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -70,8 +71,8 @@ class ReportSession:
     @pytest.hookimpl
     def pytest_sessionstart(self) -> None:
         """SIGTERM (CI cancel, ``timeout``) ends the run as Ctrl-C does: pytest unwinds, reports are written."""
-        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-            self._previous_sigterm = signal.signal(signal.SIGTERM, _raise_interrupt)
+        if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            self._previous_sigterm = signal.signal(signal.SIGTERM, _raise_interrupt)  # only the main thread may, and only over the default
 
     @pytest.hookimpl
     def pytest_unconfigure(self) -> None:
@@ -156,6 +157,8 @@ class ReportSession:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self._previous_sigterm is not None:  # the run is ending anyway: a late SIGTERM must not cut the report in half
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
         if not self.records and not self.selection and not self.trials and not self.triggers:
             return
         self.run = self.build(exitstatus)
