@@ -205,6 +205,10 @@ COMMANDS = {
                 "exit 1 on a regression"),
     "suggest-description": ("pytest_skilleval.triggers.suggest", "propose description rewrites from a skill's trigger-set misses, "
                             "scored with the model probe on a held-out split (needs a chat provider and --budget-usd)"),
+    "merge": ("pytest_skilleval.reports.merge", "join the report dirs of a sharded run (--skilleval-shard K/N) into one report set"),
+    "init": ("pytest_skilleval.authoring.scaffold", "scaffold a new skill folder (SKILL.md, licence, evals/evals.json, evals/triggers.json)"),
+    "create-eval-dataset": ("pytest_skilleval.authoring.dataset", "draft eval cases in four buckets (explicit, implicit, contextual, "
+                            "negative) through the chat provider, or from templates"),
 }
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_skilleval import config as config_mod
-from pytest_skilleval import hookspecs, roots, state
+from pytest_skilleval import hookspecs, roots, shard, state
 from pytest_skilleval.checks import CheckRegistry, UsageError
 from pytest_skilleval.collect import CheckItem, SkillDirectory, SkillPathway, SkillTree, is_skill_dir
 
@@ -39,6 +39,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     importlib.import_module("pytest_skilleval.gateway.options").add_options(parser)
     importlib.import_module("pytest_skilleval.selection.plugin").add_options(parser)
     importlib.import_module("pytest_skilleval.tier3.options").add_options(parser)
+    shard.add_options(parser)
     importlib.import_module("pytest_skilleval.triggers.options").add_options(parser)
 
 
@@ -73,6 +74,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[state.RUN_STATE] = run
+    shard.configure(config)
     config.pluginmanager.register(importlib.import_module("pytest_skilleval.providers.fixtures"), "skilleval-providers")
     config.pluginmanager.register(importlib.import_module("pytest_skilleval.gateway.fixtures"), "skilleval-gateway")
     _route_skill_paths(config, settings.skill_paths)
@@ -206,7 +208,10 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Keep skill items in a stable order: by skill path, then tier, then check name."""
+    """This shard's skills only (``--skilleval-shard``); skill items in a stable order: by skill path, then tier, then check name."""
+    run = config.stash.get(state.RUN_STATE, None)
+    if run is not None:
+        shard.deselect(config, items, run.skill_key)
     skill_items = [i for i in items if isinstance(i, CheckItem)]
     if not skill_items:
         return

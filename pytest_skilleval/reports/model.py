@@ -83,6 +83,7 @@ class RunReport(BaseModel):
     skills: list[SkillReport]
     selection: SelectionSummary | None = Field(default=None, description="skill-selection accuracy over recorded trajectories")
     duration_s: float | None = Field(default=None, description="the session's wall time (like generated_at, differs run to run)")
+    shard: str | None = Field(default=None, description="K/N when this run was one shard of N (--skilleval-shard); None when whole or merged")
 
 
 def _tier_summary(tier: int, records: list[CheckRecord]) -> TierSummary:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skilleval import atomic, state
+from pytest_skilleval import atomic, shard, state
 from pytest_skilleval.collect import RESULT_PROPERTY
 from pytest_skilleval.config import Settings
 from pytest_skilleval.reports import benchmark_md, html, provenance, summary
@@ -151,6 +151,8 @@ class ReportSession:
         run = build_run(skills, tool=provenance.tool_info(), generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
                         complete=complete, exit_status=int(exitstatus), settings=settings)
         run.duration_s = round(time.monotonic() - self.started, 3)
+        part = shard.current(self.config)
+        run.shard = f"{part[0]}/{part[1]}" if part else None
         if self.selection:
             run.selection = summarize_selection(json.loads(v) for v in self.selection.values())
         return run

@@ -133,6 +133,8 @@ class CachedEmbedder(Embedder):
         for i in todo:
             unique.setdefault(keys[i], i)
         fresh = np.asarray(self.inner.embed([texts[i] for i in unique.values()]), dtype=np.float32) if unique else None
+        if fresh is not None:  # at the cache's precision, so a result never depends on whether the cache was warm
+            fresh = fresh.astype(np.float16).astype(np.float32)
         dim = fresh.shape[1] if fresh is not None else (len(next(iter(found.values()))) if found else self.dim)
         out = np.zeros((len(texts), dim), dtype=np.float32)
         for i, v in found.items():

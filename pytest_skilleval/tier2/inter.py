@@ -80,6 +80,7 @@ def body_vectors(texts: Sequence[SkillText], embedder: CachedEmbedder) -> np.nda
     todo = [i for i in range(len(texts)) if i not in found]
     chunks = {i: [c.text for c in chunk_markdown(texts[i].body, "SKILL.md")] for i in todo}
     flat = [c for i in todo for c in chunks[i]]
+    pooled_all = np.zeros((len(texts), embedder.dim), dtype=np.float32)
     if flat:
         vecs = embedder.embed(flat)
         row = 0
@@ -89,10 +90,14 @@ def body_vectors(texts: Sequence[SkillText], embedder: CachedEmbedder) -> np.nda
                 weights = np.array([len(c) for c in chunks[i]], dtype=np.float32)[:, None]
                 pooled = (vecs[row:row + n] * weights).sum(0)
                 norm = float(np.linalg.norm(pooled))
-                out[i] = pooled / norm if norm else pooled
+                pooled_all[i] = pooled / norm if norm else pooled
+                # what a later run reads back from the float16 cache, so a warm cache never changes a score
+                stored = pooled_all[i].astype(np.float16).astype(np.float32)
+                norm = float(np.linalg.norm(stored))
+                out[i] = stored / norm if norm else stored
             row += n
     if todo and embedder.cache is not None:
-        embedder.cache.put([keys[i] for i in todo], out[todo])
+        embedder.cache.put([keys[i] for i in todo], pooled_all[todo])
     return out
 
 

@@ -10,7 +10,7 @@ from conftest import manifest, write_skill
 
 from pytest_skilleval.results import Severity, Status
 from pytest_skilleval.skill import Skill
-from pytest_skilleval.tier2 import cache, calibration, embedders, similarity
+from pytest_skilleval.tier2 import cache, calibration, embedders, inter, similarity
 from pytest_skilleval.tier2.cache import CachedEmbedder, EmbeddingCache
 from pytest_skilleval.tier2.checks import evaluate_similarity
 from pytest_skilleval.tier2.inter import CatalogIndex, SkillText
@@ -157,3 +157,24 @@ def test_read_only_cache_never_writes(tmp_path: Path) -> None:
     ro = CachedEmbedder(model, EmbeddingCache(tmp_path, model.model_id, read_only=True))
     ro.embed(["some text"])
     assert not list(tmp_path.rglob("*.npy"))
+
+
+@pytest.mark.parametrize("loader", [embedders.load_static, embedders.load_minilm], ids=["static", "minilm"])
+def test_vectors_do_not_depend_on_a_warm_cache(tmp_path: Path, loader) -> None:  # type: ignore[no-untyped-def]
+    """A cold run (computing) and a warm run (reading the float16 cache) must see the same vectors, or
+    sharded runs that share a cache would differ from one run (found by the 3-shards-merged test)."""
+    texts = ["csv-summary: Summarize a CSV file with row counts", "semver-bump: bump a version by the changes", "changelog"]
+    inner = loader()
+    uncached = CachedEmbedder(inner, None).embed(texts)
+    cold = CachedEmbedder(inner, EmbeddingCache(tmp_path, inner.model_id)).embed(texts)
+    warm = CachedEmbedder(inner, EmbeddingCache(tmp_path, inner.model_id)).embed(texts)
+    assert np.array_equal(cold, warm) and np.array_equal(uncached, warm)
+
+
+def test_pooled_body_vectors_do_not_depend_on_a_warm_cache(tmp_path: Path) -> None:
+    inner = embedders.load_static()
+    texts = [SkillText.of(Skill(root=write_skill(tmp_path, n, {"SKILL.md": manifest(n, body=f"# {n}\n\n{body}\n")}), key=n))
+             for n, body in (("one", "Parse CSV files and report columns. " * 5), ("two", "Bump semantic versions from commit messages. " * 4))]
+    cold = inter.body_vectors(texts, CachedEmbedder(inner, EmbeddingCache(tmp_path / "c", inner.model_id)))
+    warm = inter.body_vectors(texts, CachedEmbedder(inner, EmbeddingCache(tmp_path / "c", inner.model_id)))
+    assert np.array_equal(cold, warm)
