@@ -169,7 +169,7 @@ def _copy(src: Path, dest: Path, name: str | None = None) -> Path:
     return dest
 
 
-@pytest.mark.parametrize("name", ["claude-code", "codex"])
+@pytest.mark.parametrize("name", CLIS)
 def test_a_decoy_or_renamed_copy_is_never_detected(name: str, runner: TriggerRunner, tmp_path: Path) -> None:
     agent = agent_for(name)
     src = REPO / "example_skills" / "csv-summary"
@@ -179,7 +179,9 @@ def test_a_decoy_or_renamed_copy_is_never_detected(name: str, runner: TriggerRun
     skill = Skill(root=root, key="csv-summary")
     query = TriggerQuery("q", "What is in sales.csv?", True, files=("evals/files/decoy/csv-summary/SKILL.md",))
     read = {"claude-code": {"tool": "Read", "args": {"file_path": "{ws}/evals/files/decoy/csv-summary/SKILL.md"}},
-            "codex": {"tool": "exec_command", "args": {"cmd": "cat evals/files/decoy/csv-summary/SKILL.md"}}}[name]
+            "codex": {"tool": "exec_command", "args": {"cmd": "cat evals/files/decoy/csv-summary/SKILL.md"}},
+            "opencode": {"tool": "read", "args": {"filePath": "{ws}/evals/files/decoy/csv-summary/SKILL.md"}},
+            "gemini": {"tool": "read_file", "args": {"file_path": "{ws}/evals/files/decoy/csv-summary/SKILL.md"}}}[name]
     # The decoy: the model reads a copy of SKILL.md that is not the installed skill.
     workspace = str(tmp_path / "decoy" / "try1" / "workspace")
     script = Script.from_data(json.loads(json.dumps({"side_text": "t", "steps": [read, {"text": "FINAL: read it"}]}).replace("{ws}", workspace)))
@@ -206,7 +208,7 @@ def test_a_user_typed_slash_command_is_not_a_trigger(runner: TriggerRunner, tmp_
 
 
 # -- a gateway 500 is an ERROR, retried, never a miss ---------------------------------------------------------
-@pytest.mark.parametrize("name", ["codex", "claude-code"])
+@pytest.mark.parametrize("name", CLIS)
 def test_a_gateway_500_is_an_error_not_a_miss(name: str, sandbox: LocalSandbox, tmp_path: Path) -> None:
     agent = agent_for(name)
     skill = examples()["csv-summary"]
