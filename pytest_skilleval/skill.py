@@ -29,6 +29,10 @@ EVAL_DIRS = frozenset({"evals", ".evals", "eval", "results", ".results"})
 #: 5,000 × 50 table took 10 s and 400 MB; past this bound (27× the most in a 754-skill corpus) the
 #: document is parsed without the table rule: rows read as paragraphs, their links and code still seen.
 MAX_TABLE_CELLS = 20_000
+#: Characters of one document handed to the Markdown parser. Some inline shapes cost ~250 bytes of
+#: tokens and ~100 µs per character (half a megabyte of ``*a`` took 180 MB and 8 s); the largest
+#: SKILL.md in a 754-skill corpus is 294 KB. A longer SKILL.md is a ``schema.body-too-long`` finding.
+MAX_MARKDOWN_CHARS = 320_000
 
 
 @functools.cache
@@ -85,6 +89,11 @@ class Skill:
             self.frontmatter = frontmatter.Frontmatter()
             return
         self.frontmatter = frontmatter.parse(self.manifest_text, self.manifest)
+        if len(self.frontmatter.body) > MAX_MARKDOWN_CHARS:
+            self.load_findings.append(Finding(
+                rule="schema.body-too-long", severity=Severity.HIGH, file=self.manifest,
+                message=f"the body is {len(self.frontmatter.body)} characters; Markdown checks read only its first {MAX_MARKDOWN_CHARS}",
+                suggestion="move reference material to references/ files the agent loads when needed"))
 
     # -- identity -------------------------------------------------------------------------------
     @property
@@ -216,6 +225,11 @@ class Skill:
 
 
 def parse_markdown(text: str, first_line: int = 1) -> list[Token]:
+    """markdown-it tokens of ``text`` (its first MAX_MARKDOWN_CHARS, cut at a line end); ``token.map``
+    shifted so line 1 is ``first_line``."""
+    if len(text) > MAX_MARKDOWN_CHARS:
+        cut = text.rfind("\n", 0, MAX_MARKDOWN_CHARS)
+        text = text[: cut if cut > 0 else MAX_MARKDOWN_CHARS]
     tokens = _markdown(text.count("|") <= MAX_TABLE_CELLS).parse(text)
     shift = first_line - 1
     if shift:

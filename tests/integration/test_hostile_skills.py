@@ -180,3 +180,22 @@ def test_a_collection_error_beside_skills_is_reported_plainly(pytester: pytest.P
     assert result.ret == pytest.ExitCode.INTERRUPTED
     assert "AttributeError" not in result.stdout.str() + result.stderr.str()
     result.stdout.fnmatch_lines(["*ModuleNotFoundError*module_that_does_not_exist*"])
+
+
+def test_markdown_work_is_bounded_per_document(tmp_path: Path) -> None:
+    """Item 8, beyond tables: half a megabyte of ``*a`` (one paragraph) cost 180 MB and 81 s on a loaded machine."""
+    import tracemalloc
+
+    from pytest_skilleval.skill import MAX_MARKDOWN_CHARS, Skill
+
+    root = write_skill(tmp_path, "stars-skill", {"SKILL.md": manifest("stars-skill", body="# Stars\n\n" + "*a " * 250_000 + "\n")})
+    tracemalloc.start()
+    try:
+        skill = Skill(root=root, key="stars-skill")
+        assert skill.headings() == [(1, "Stars", 5)]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 120 * 2**20, f"{peak / 2**20:.0f} MB"
+    assert [f.rule for f in skill.load_findings] == ["schema.body-too-long"]
+    assert str(MAX_MARKDOWN_CHARS) in skill.load_findings[0].message
