@@ -173,6 +173,21 @@ def test_a_skills_environment_dockerfile_becomes_its_trial_image(docker_box: Doc
         images.skill_image(docker.from_env(), skill, "evals/environment", [])
 
 
+def test_a_user_image_is_the_base_of_the_trial_image(docker_box: DockerSandbox, dirs: tuple[Path, Path, Path]) -> None:
+    """--skilleval-image: the agent layer goes on top of the user's image (here a tag of our base, so nothing is rebuilt)."""
+    subprocess.run(["docker", "tag", images.BASE_ALIAS, "skilleval-test/user-base:1"], check=True)
+    user = DockerSandbox(agents_dir=AGENTS_DIR, user_image="skilleval-test/user-base:1")
+    try:
+        assert user.unavailable() is None
+        done = user.run(RunSpec(argv=("claude", "--version"), env=ENV, cwd=dirs[0], writable=dirs, timeout_s=60))
+        assert "Claude Code" in done.stdout, done.stderr
+        missing = DockerSandbox(agents_dir=AGENTS_DIR, user_image="skilleval-test/no-such-image:1")
+        assert "cannot be prepared" in (missing.unavailable() or "")
+    finally:
+        user.close()
+        subprocess.run(["docker", "rmi", "skilleval-test/user-base:1"], capture_output=True)
+
+
 # -- as a user runs it ----------------------------------------------------------------------------------
 COMMON = ("-p", "no:cacheprovider", f"--skilleval-agents-dir={AGENTS_DIR}", "--skilleval-sandbox=docker")
 

@@ -167,7 +167,8 @@ def agent_image(client: Any, base: str, agents_dir: Path | None, log: list[str])
         dockerfile += f"COPY agents {IN_IMAGE_AGENTS}\n"
     dockerfile += f"COPY relay.py {IN_IMAGE_RELAY}\nENV PATH={IMAGE_PATH}\nLABEL {LABEL}=agent\n"
     base_id = client.images.get(base).id
-    key = _sha(RECIPE_VERSION, base_id, dockerfile, _file_sha(node_path) if node_path else "no-node", RELAY.read_bytes(),
+    body = dockerfile.split("\n", 1)[1]  # the base counts by its image id, not by the name it was given
+    key = _sha(RECIPE_VERSION, base_id, body, _file_sha(node_path) if node_path else "no-node", RELAY.read_bytes(),
                _agents_fingerprint(agents_dir))[:16]
     tag = f"skilleval/agent:{key}"
     if not _tag_exists(client, tag):
