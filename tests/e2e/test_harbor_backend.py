@@ -103,6 +103,26 @@ def test_harbor_exception_info_is_an_infrastructure_error_not_a_zero(pytester: p
     assert data["skills"][0]["tiers"]["3"]["status"].startswith("INCOMPLETE"), data["skills"][0]["tiers"]["3"]
 
 
+def test_a_broken_harbor_job_is_an_infra_error_for_each_item_and_runs_once(pytester: pytest.Pytester) -> None:
+    """The fault: a harbor executable that answers --version and then fails every job."""
+    need_harbor()
+    one_case_skill(pytester.path)
+    calls = pytester.path / "calls.txt"
+    fake = pytester.path / "fake-harbor"
+    fake.write_text(f'#!/bin/sh\necho "$1" >> {calls}\n[ "$1" = --version ] && {{ echo "harbor 0.25.0"; exit 0; }}\n'
+                    'echo "cannot reach the cluster" >&2; exit 3\n')
+    fake.chmod(0o755)
+    common = [a for a in COMMON if not a.startswith("--skilleval-harbor=")]
+    result = pytester.runpytest_subprocess("--skills", "skills", "-m", "tier3", "--skilleval-tier3", "--skilleval-skip-baseline",
+                                           "--skilleval-attempts", "2", f"--skilleval-harbor={fake}", "--junitxml=junit.xml", *common,
+                                           timeout=600)
+    result.assert_outcomes(failed=2)
+    records = [json.loads(r) for r in _trial_records(pytester.path)]
+    assert [(r["status"], r["error_cause"]) for r in records] == [("ERROR", "infra")] * 2, records
+    assert all("harbor exited 3: cannot reach the cluster" in r["reason"] for r in records)
+    assert calls.read_text().split().count("run") == 1  # one job for the arm, not one per item
+
+
 @pytest.mark.parametrize("environment", ["daytona", "modal"])
 def test_cloud_job_configs_load_in_harbors_own_models(tmp_path: Path, environment: str) -> None:
     require(HARBOR_PYTHON.exists(), "Harbor is not installed (make harbor)")

@@ -53,9 +53,12 @@ if TYPE_CHECKING:
     from pytest_skilleval.tier3.trial import TrialRequest, TrialRunner
 
 CLOUD_BASE_IMAGE = "debian:bookworm-slim"
+JOB_ERROR = "__job_error__"
 #: What a cloud sandbox's agent needs from the host: the provider key (no gateway can be reached) and the cloud's credentials.
 CLOUD_ENV_PREFIXES = ("ANTHROPIC_", "OPENAI_", "GEMINI_", "GOOGLE_", "DAYTONA_", "MODAL_", "E2B_", "RUNLOOP_")
-JOB_OVERHEAD_S = 900.0  # on top of the agents' own time limits: image builds, compose, Harbor's start-up
+JOB_OVERHEAD_S = 900.0
+#: Agents whose trial image has the token-claiming wrapper (tasks.CLAUDE_WRAPPER).
+CLAIMING_AGENTS = ("claude-code",)  # on top of the agents' own time limits: image builds, compose, Harbor's start-up
 HARBOR_ENV_PASS = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "DOCKER_HOST", "DOCKER_CONFIG", "XDG_RUNTIME_DIR", "TMPDIR",
                    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE")
 
@@ -126,11 +129,14 @@ class HarborSandbox(Sandbox):  # and trial.RunsWholeTrials
 
     # -- whole trials ----------------------------------------------------------------------------------
     def run_trial(self, req: TrialRequest, runner: TrialRunner, started: float) -> TrialRecord:
-        if not self.local and runner.gateway.config.mode == "scripted":
-            from pytest_skilleval.tier3.trial import TrialSkipped
+        from pytest_skilleval.tier3.trial import TrialSkipped
 
+        if not self.local and runner.gateway.config.mode == "scripted":
             raise TrialSkipped(f"scripted mode plays the model from this machine's gateway, which a {self.environment} sandbox cannot "
                                "reach: run cloud environments with --skilleval-gateway=proxy and a provider key (docs/sandboxes.md)")
+        if self.local and req.agent.name not in CLAIMING_AGENTS:
+            raise TrialSkipped(f"the harbor backend hands per-trial gateway tokens only to {', '.join(CLAIMING_AGENTS)} so far; "
+                               f"run {req.agent.name} with --skilleval-sandbox=docker or local")
         batch = f"{req.skill_key}|{req.agent.name}|{req.arm}|{req.dataset_digest}|{runner.gateway.config.mode}"
         if req.execution > 1:  # a rerun (--reruns): its own small job, of this case only
             batch += f"|{req.case.id}|run{req.execution}"
@@ -140,12 +146,17 @@ class HarborSandbox(Sandbox):  # and trial.RunsWholeTrials
         with _locked(folder / ".lock"):
             if not records.exists():
                 only = req.case.id if req.execution > 1 else None
-                data = self._run_batch(req, runner, folder, only)
+                try:
+                    data = self._run_batch(req, runner, folder, only)
+                except Exception as exc:  # noqa: BLE001 - the job itself broke: every item of it is an infra ERROR, once
+                    data = {JOB_ERROR: f"the Harbor job failed: {type(exc).__name__}: {exc}"[:2000]}
                 tmp = records.with_suffix(".tmp")
                 tmp.write_text(json.dumps(data), encoding="utf-8")
                 os.replace(tmp, records)
         data = json.loads(records.read_text(encoding="utf-8"))
         key = _key(req.case.id, req.attempt)
+        if JOB_ERROR in data:
+            return _error_record(req, runner, self, str(data[JOB_ERROR]), "infra", started)
         if key not in data:
             return _error_record(req, runner, self, f"the Harbor job of this arm has no trial for {key}", "harness", started)
         record = TrialRecord.model_validate(data[key])
