@@ -31,7 +31,7 @@ from pytest_skilleval import safefs
 from pytest_skilleval.results import Finding, Severity
 from pytest_skilleval.safefs import EntryKind
 from pytest_skilleval.skill import Skill
-from pytest_skilleval.tier3.case_formats import detect, fields
+from pytest_skilleval.tier3.case_formats import detect, fields, plugin_eval
 from pytest_skilleval.tier3.case_formats.base import Split, case_list
 from pytest_skilleval.tier3.case_formats.document import Path, SyntaxProblem, parse
 from pytest_skilleval.tier3.case_formats.model import (
@@ -155,6 +155,20 @@ def load_cases(skill: Skill) -> CaseSet:
                 problems.append(Problem("id-duplicate", Severity.HIGH,
                                         f"id {case.id!r} is already used at {first.source.file}:{first.source.line}; this case is not run",
                                         rel, case.source.line, case.id, "id", "give every case a unique id"))
+                continue
+            seen[case.id] = case
+            cases.append(case)
+    rels = [e.rel for e in skill.inventory.entries if e.kind is EntryKind.FILE]
+    names = frozenset({skill.name, skill.folder_name})
+    for folder in plugin_eval.case_folders(rels, EVAL_DIRS):  # Claude Code plugin-eval case folders
+        graders = sorted(r for r in rels if r.startswith(folder + "/graders/") and r.endswith(".md") and r.count("/") == 3)
+        folder_cases, folder_problems, found = plugin_eval.load_folder(folder, skill.text, skill.exists, skill.name, names, graders)
+        files.append(EvalFile(folder + "/", False, plugin_eval.SHAPE, found, len(folder_cases)))
+        problems.extend(folder_problems)
+        for case in folder_cases:
+            if case.id in seen:
+                problems.append(Problem("id-duplicate", Severity.HIGH, f"id {case.id!r} is already used at {seen[case.id].source.file}; "
+                                        "this case is not run", case.source.file, None, case.id, "id", "give every case a unique id"))
                 continue
             seen[case.id] = case
             cases.append(case)
