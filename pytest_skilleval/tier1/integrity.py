@@ -21,8 +21,10 @@ pin are LOW: the skill then runs against whatever version is newest that day.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote
@@ -32,7 +34,9 @@ from markdown_it.token import Token
 
 from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.results import CheckResult, Finding, Severity
+from pytest_skilleval.safefs import EntryKind
 from pytest_skilleval.skill import Skill, markdown_links
+from pytest_skilleval.tier1._syntax import parse_problems
 
 MARKDOWN = frozenset({".md", ".markdown", ".mdc"})
 RESOURCE_DIRS = ("scripts", "references", "assets")
@@ -56,6 +60,8 @@ _TRAILING = ".,:;!"
 TEST_NAME = re.compile(r"^(?:test_.*\.py|.*_test\.py|.*\.(?:test|spec)\.[cm]?[jt]sx?)$")
 CODE_SUFFIXES = frozenset({".py", ".sh", ".bash", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".rb", ".go", ".ps1", ".r"})
 _REQUIREMENTS = re.compile(r"^requirements[\w.-]*\.txt$")
+#: Files that are empty on purpose (a package marker, a placeholder that keeps a folder in git).
+EMPTY_BY_DESIGN = frozenset({"__init__.py", ".gitkeep", ".keep", "py.typed"})
 
 
 @dataclass(frozen=True)
@@ -85,10 +91,12 @@ class IntegrityCheck(Check):
                 extra = f" (also line{'s' if len(more) > 1 else ''} {', '.join(map(str, more[:10]))})" if more else ""
                 findings.append(f.model_copy(update={"message": f.message + extra}))
         findings += _requirements(skill)
+        syntax, parsed = parse_problems(skill)
+        findings += syntax + _no_shebang(skill)
         tests = sorted(e.rel for e in skill.files() if _is_test(e.rel))
         return self.result(findings, metrics={
             "links_checked": sum(not r.code for r in refs), "code_refs_checked": sum(r.code for r in refs),
-            "tests_found": len(tests), "tests_executed": 0, "test_files": tests[:20]})
+            "tests_found": len(tests), "tests_executed": 0, "test_files": tests[:20], "files_parsed": parsed})
 
     def _refs(self, skill: Skill) -> Iterator[Ref]:
         documents: list[tuple[str, list[Token]]] = []
@@ -169,7 +177,15 @@ def _check_ref(skill: Skill, ref: Ref) -> list[Finding]:
     if resolved == ".." or resolved.startswith("../"):
         shown = f" ({resolved})" if resolved != target else ""
         return out + [_outside(ref, f"{what} {ref.target} leaves the skill folder{shown}")]
-    if resolved == "." or any(skill.exists(c) for c in candidates) or skill.inventory.truncated:
+    found = next((c for c in candidates if skill.exists(c)), None)
+    if found is not None:
+        entry = skill.entry(found)
+        if entry is not None and entry.kind is EntryKind.FILE and entry.size == 0 and entry.name not in EMPTY_BY_DESIGN:
+            out.append(Finding(rule="integrity.empty-file", severity=Severity.HIGH, file=ref.file, line=ref.line,
+                               message=f"{what} {ref.target} points at {found}, which is empty: the agent gets nothing",
+                               suggestion=f"fill {found} or drop the reference", evidence=ref.target[:120]))
+        return out
+    if resolved == "." or skill.inventory.truncated:
         return out  # a truncated inventory cannot prove absence; ``files`` reports the truncation
     near = [e.rel for e in skill.inventory.entries if e.rel.lower() == resolved.lower()]
     hint = f"the skill has {near[0]}, which differs in case" if near else f"add {resolved} or fix the reference"
@@ -193,6 +209,28 @@ def _outside(ref: Ref, message: str) -> Finding:
     return Finding(rule="integrity.link-outside", severity=Severity.MEDIUM, file=ref.file, line=ref.line,
                    message=message + "; it will not be there when the skill is installed elsewhere",
                    suggestion="copy what it points to into the skill, or link a URL", evidence=ref.target[:120])
+
+
+def _no_shebang(skill: Skill) -> list[Finding]:
+    """Executable text files without a ``#!`` line: run directly (``./scripts/x``), the shell guesses
+    the interpreter and runs a Python or Node script as shell commands."""
+    out = []
+    for entry in skill.files():
+        if entry.nlink > 1 or entry.size == 0 or entry.size > skill.limits.max_file_bytes:
+            continue
+        try:  # the mode bits only: the content is read through safefs below
+            mode = os.lstat(skill.root / entry.rel).st_mode
+        except OSError:
+            continue
+        if not (stat.S_ISREG(mode) and mode & 0o111):
+            continue
+        text = skill.text(entry.rel)
+        if text is not None and not text.startswith("#!"):
+            out.append(Finding(rule="integrity.no-shebang", severity=Severity.MEDIUM, file=entry.rel, line=1,
+                               message=f"{entry.rel} is executable but has no '#!' line: run as ./{entry.rel} the shell "
+                                       "guesses the interpreter",
+                               suggestion="start it with e.g. '#!/usr/bin/env python3' or '#!/usr/bin/env bash'"))
+    return out
 
 
 def _is_test(rel: str) -> bool:

@@ -3,8 +3,10 @@
 Four dimensions start at 100 and lose the points of each broken rule in :data:`RULES` (floored at 0);
 overall = 0.35·correctness + 0.25·discoverability + 0.25·reliability + 0.15·efficiency, rounded half-up
 to 0.1, passing at ``--skilleval-min-quality`` (70). Deductions are not findings, the score decides,
-except that a SKILL.md over 5000 tokens (chars/4) is also a MEDIUM finding: an agent pays for it on
-every trigger.
+except three: a SKILL.md over 5000 tokens (chars/4) is also a MEDIUM finding, as an agent pays for it
+on every trigger; one far beyond the spec's guidance (over 1000 body lines or 10,000 tokens) is HIGH
+and fails, naming the largest sections to move into references/; and a description that never says
+when to use the skill is a MEDIUM finding, since agents choose skills by it.
 
 The rules are SkillEvaluator's (reference §2.9) with its inconsistencies fixed: no top-level ``version``
 needed (the spec keeps it in ``metadata.version``); a code block is an example; headings, code and links
@@ -49,6 +51,9 @@ from pytest_skilleval.skill import MANIFEST, Skill, markdown_links
 WEIGHTS = {"correctness": 35, "discoverability": 25, "reliability": 25, "efficiency": 15}
 GRADES = ((90, "A"), (80, "B"), (70, "C"), (60, "D"))
 MAX_TOKENS = 5000
+#: The spec's guidance for the body (about 500 lines / 5,000 tokens) times two: past either, the
+#: skill costs every trigger what a whole reference library should, and fails.
+FAR_LINES, FAR_TOKENS = 1000, 2 * MAX_TOKENS
 SCRIPT_SUFFIXES = frozenset({".py", ".sh", ".bash", ".zsh", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".ps1", ".go"})
 REFERENCE_DIRS = frozenset({"references", "reference"})
 #: Folders that serve the author, not the agent; dot-folders (.claude-plugin) are packaging.
@@ -141,6 +146,18 @@ class Facts:
         # argument-hint is exempt: '<file>' placeholders are that field's documented convention
         return next((k for k, v in self.skill.meta.items() if k not in ("name", "description", "argument-hint")
                      and any(XML_TAG.search(s) for s in _strings(v))), None)
+
+    def largest_sections(self, count: int = 3) -> list[tuple[str, int]]:
+        """The ``count`` longest second-level sections of the body, (title, lines), longest first:
+        what to move into references/ when SKILL.md is far too long."""
+        start, total = self.skill.body_start_line, len(self.body_lines)
+        tops = [(text, line) for level, text, line in self.headings if level == 2] or \
+               [(text, line) for level, text, line in self.headings if level == 3]
+        sizes = []
+        for n, (text, line) in enumerate(tops):
+            end = tops[n + 1][1] if n + 1 < len(tops) else start + total
+            sizes.append((text, end - line))
+        return sorted(sizes, key=lambda s: -s[1])[:count]
 
     def has_section(self, group: str) -> bool:
         return any(SECTIONS[group].search(text) for _, text, _ in self.headings)
@@ -345,6 +362,22 @@ class QualityCheck(Check):
                                     message=f"SKILL.md is about {facts.tokens} tokens (over {MAX_TOKENS}); an agent reads "
                                             "all of it whenever the skill triggers",
                                     suggestion="move detail into references/ files that SKILL.md links to"))
+        body_lines = len(facts.body_lines)
+        if body_lines > FAR_LINES or facts.tokens > FAR_TOKENS:
+            biggest = facts.largest_sections()
+            move = ("; the largest sections: " + ", ".join(f"'{t}' ({n} lines)" for t, n in biggest)) if biggest else ""
+            findings.append(Finding(rule="quality.far-too-long", severity=Severity.HIGH, file=skill.manifest or MANIFEST,
+                                    line=skill.body_start_line,
+                                    message=f"SKILL.md's body is {body_lines} lines, about {facts.tokens} tokens: far beyond the "
+                                            f"spec's guidance of ~500 lines / {MAX_TOKENS} tokens{move}",
+                                    suggestion="keep the steps in SKILL.md and move reference material — "
+                                               + (", ".join(f"'{t}'" for t, _ in biggest) if biggest else "API details, long examples, tables")
+                                               + " — into references/<topic>.md files that SKILL.md links to, one link per topic"))
+        if facts.description and not TRIGGER.search(facts.description):
+            findings.append(Finding(rule="quality.no-when", severity=Severity.MEDIUM, file=skill.manifest or MANIFEST,
+                                    line=skill.key_line("description"),
+                                    message="the description never says when to use the skill; agents choose skills by it",
+                                    suggestion="add a clause such as 'Use when the user asks to …'"))
         metrics = {**dims, "grade": grade(overall), "skill_type": facts.skill_type, "tokens": facts.tokens}
         return self.result(findings, score=overall, min_score=ctx.settings.min_quality, deductions=deductions, metrics=metrics)
 

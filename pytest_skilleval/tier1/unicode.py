@@ -141,11 +141,53 @@ def _preview(text: str) -> str:
     return text.encode("unicode_escape").decode("ascii").replace('"', '\\"')
 
 
+#: Files that are code or data throughout: an invisible character anywhere in them is in code.
+CODE_SUFFIXES = frozenset({".py", ".sh", ".bash", ".zsh", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".ps1", ".rb", ".pl",
+                           ".go", ".rs", ".java", ".json", ".yaml", ".yml", ".toml"})
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdc"})
+_INLINE_CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1")
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s<>\"'`)\]]+|\]\([^)\s]*\)|<[A-Za-z][A-Za-z0-9+.-]*:[^>\s]*>")
+
+
+class Zones:
+    """Where an invisible character changes what an agent runs or opens: code blocks, inline code,
+    URLs and the frontmatter of Markdown; anywhere in a script or data file. A single one there is
+    HIGH: a zero-width space inside ``rm -rf ./build`` or a URL host needs no run of them to smuggle."""
+
+    def __init__(self, whole: str | None = None, lines: frozenset[int] = frozenset(), frontmatter_end: int = 0) -> None:
+        self.whole, self.lines, self.frontmatter_end = whole, lines, frontmatter_end
+
+    @classmethod
+    def of(cls, skill: Skill, rel: str) -> Zones | None:
+        suffix = rel.rsplit(".", 1)[-1].lower() if "." in rel.rsplit("/", 1)[-1] else ""
+        if f".{suffix}" in CODE_SUFFIXES:
+            return cls(whole="a script or data file")
+        if f".{suffix}" not in MARKDOWN_SUFFIXES:
+            return None
+        tokens = skill.markdown(rel) or []
+        code = frozenset(n for t in tokens if t.type in ("fence", "code_block") and t.map for n in range(t.map[0] + 1, t.map[1] + 1))
+        end = skill.body_start_line - 1 if rel == skill.manifest else 0
+        return cls(lines=code, frontmatter_end=end)
+
+    def where(self, lineno: int, line: str, column: int) -> str | None:
+        if self.whole:
+            return self.whole
+        if lineno <= self.frontmatter_end:
+            return "the frontmatter"
+        if lineno in self.lines:
+            return "a code block"
+        for pattern, label in ((_INLINE_CODE, "inline code"), (_URL, "a URL")):
+            if any(m.start() <= column < m.end() for m in pattern.finditer(line)):
+                return label
+        return None
+
+
 class _FileScan:
     """Findings of one file; collects per line so one line yields one finding per rule."""
 
-    def __init__(self, rel: str) -> None:
+    def __init__(self, rel: str, zones: Zones | None = None) -> None:
         self.rel = rel
+        self.zones = zones
         self.findings: list[Finding] = []
         self.legit = Counter[str]()
 
@@ -197,9 +239,13 @@ class _FileScan:
             if key == "zero_width" and len(hits) >= r.thresholds["per_line_medium"]:
                 sev = Severity.MEDIUM
             first = hits[0][0]
+            zone = next((z for col, _ in hits if (z := self.zones.where(lineno, line, col))), None) if self.zones else None
+            where = ""
+            if zone and sev.rank < Severity.HIGH.rank:
+                sev, where = Severity.HIGH, f", inside {zone}: one is enough to change what runs or where it points"
             self.add(cat.rule, sev, lineno,
                      f"{len(hits)} {cat.label}{'s' if len(hits) > 1 else ''} from column {first + 1}: "
-                     f"{_codepoints([ch for _, ch in hits])}",
+                     f"{_codepoints([ch for _, ch in hits])}{where}",
                      cat.suggestion, _visible(line[max(0, first - 20):first + 40]))
 
     def _tags(self, lineno: int, line: str, start: int, tags: str, context: str) -> None:
@@ -255,10 +301,11 @@ class _FileScan:
                  fix, _visible(text))
 
 
-def scan_text(rel: str, text: str) -> tuple[list[Finding], Counter[str]]:
-    """Findings of one file's text, and counts of legitimate invisible characters seen."""
+def scan_text(rel: str, text: str, zones: Zones | None = None) -> tuple[list[Finding], Counter[str]]:
+    """Findings of one file's text, and counts of legitimate invisible characters seen. ``zones``
+    says where a single invisible character is HIGH (see :class:`Zones`)."""
     r = rules()
-    scan = _FileScan(rel)
+    scan = _FileScan(rel, zones)
     seen: set[tuple[str, str]] = set()
     # Split on LF only, as editors number lines; str.splitlines would also break on U+2028 etc.
     for number, line in enumerate(text.split("\n"), start=1):
@@ -280,7 +327,8 @@ class UnicodeCheck(Check):
         files = 0
         for rel, text in skill.text_files(include_eval_dirs=True):
             files += 1
-            found, ok = scan_text(rel, text)
+            # Zones need the Markdown parsed: only for a file that holds an invisible character at all.
+            found, ok = scan_text(rel, text, Zones.of(skill, rel) if rules().invisible.search(text) else None)
             findings.extend(found)
             legit.update(ok)
         return self.result(findings, metrics={"files_scanned": files, "legit_joiners": legit["joiner"],

@@ -187,3 +187,74 @@ def test_a_pytest_run_over_the_skill_never_imports_its_tests(pytester: pytest.Py
     result = pytester.runpytest("--skills", "skills", "--skilleval-checks=integrity", "--skilleval-report-dir=", "-q")
     result.assert_outcomes(passed=1)
     assert not marker.exists()
+
+
+# -- every script and data file parses -------------------------------------------------------------
+@pytest.mark.parametrize(("rel", "bad", "line"), [
+    ("scripts/run.py", "def f(:\n    pass\n", 1),
+    ("scripts/py2.py", "import os\nprint 'hello'\n", 2),
+    ("scripts/run.sh", "#!/bin/bash\necho ok\nif then fi\n", 3),
+    ("scripts/tool", "#!/usr/bin/env bash\nfor x in; do\n", None),
+    ("scripts/app.js", "const x = ;\n", 1),
+    ("scripts/mod.mjs", "export default {\n", None),
+    ("references/schema.json", '{"a": 1,\n "b": }\n', 2),
+    ("references/config.yaml", "a: 1\n  b: [\n", None),
+])
+def test_script_that_does_not_parse_is_high(make_skill: MakeSkill, rel: str, bad: str, line: int | None) -> None:
+    result = run_check(CHECK, make_skill({"SKILL.md": manifest(), rel: bad}))
+    f = only(result, "integrity.script-syntax")
+    assert (f.severity, f.file) == (Severity.HIGH, rel) and "does not parse" in f.message
+    if line is not None:
+        assert f.line == line
+    assert "skilleval-syntax" not in f.message  # the private copy's path never shows, the skill's does
+
+
+@pytest.mark.parametrize(("rel", "good"), [
+    ("scripts/run.py", "import sys\n\ndef main() -> int:\n    return 0\n"),
+    ("scripts/run.sh", "#!/bin/bash\nset -euo pipefail\nfor x in a b; do echo \"$x\"; done\n"),
+    ("scripts/app.js", "import fs from 'node:fs';\nconsole.log(fs);\n"),
+    ("scripts/app.cjs", "const fs = require('fs');\nmodule.exports = fs;\n"),
+    ("references/stack.yaml", "Resources:\n  B:\n    Type: x\n    Properties: {Name: !Ref N}\n---\nsecond: doc\n"),
+    ("references/data.json", '{"a": [1, 2]}'),
+    ("tsconfig.json", '{\n  // comments are fine here\n  "strict": true\n}\n'),
+    ("templates/render.py", "def {{ name }}():\n"),
+    ("assets/page.json", "{{ data }}"),
+    ("scripts/notes.txt", "not code at all {"),
+])
+def test_files_that_parse_or_are_templates_pass(make_skill: MakeSkill, rel: str, good: str) -> None:
+    result = run_check(CHECK, make_skill({"SKILL.md": manifest(), rel: good}))
+    assert "integrity.script-syntax" not in rules(result), result.findings
+
+
+def test_parsed_files_are_counted(make_skill: MakeSkill) -> None:
+    result = run_check(CHECK, make_skill({"SKILL.md": manifest(), "scripts/a.py": "x = 1\n", "scripts/b.sh": "echo\n",
+                                          "references/c.json": "{}", "references/d.yml": "a: 1\n"}))
+    assert result.metrics["files_parsed"] == {"python": 1, "shell": 1, "javascript": 0, "json": 1, "yaml": 1}
+
+
+def test_nothing_is_run_while_parsing(make_skill: MakeSkill, tmp_path: Path) -> None:
+    canary = tmp_path / "ran"
+    script = f"#!/bin/bash\ntouch {canary}\n"
+    run_check(CHECK, make_skill({"SKILL.md": manifest(), "scripts/x.sh": script, "scripts/y.py": f"open({str(canary)!r}, 'w')\n",
+                                 "scripts/z.js": f"require('fs').writeFileSync({str(canary)!r}, '')\n"}))
+    assert not canary.exists()
+
+
+# -- referenced files that are empty, executables without a shebang --------------------------------
+def test_referenced_empty_file_is_high(make_skill: MakeSkill) -> None:
+    result = run_check(CHECK, make_skill({"SKILL.md": body("# Demo", "", "Read [the guide](references/guide.md).",
+                                                           "", "Run `python scripts/run.py`."),
+                                          "references/guide.md": "", "scripts/run.py": "", "scripts/__init__.py": ""}))
+    empty = sorted((f.line, f.severity, f.message) for f in result.findings if f.rule == "integrity.empty-file")
+    assert [(ln, sev) for ln, sev, _ in empty] == [(BODY_LINE + 2, Severity.HIGH), (BODY_LINE + 4, Severity.HIGH)]
+    assert "references/guide.md" in empty[0][2] and "scripts/run.py" in empty[1][2]
+
+
+def test_executable_without_shebang_is_medium(make_skill: MakeSkill) -> None:
+    skill = make_skill({"SKILL.md": manifest(), "scripts/a.py": "print('x')\n", "scripts/b.sh": "#!/bin/sh\necho b\n",
+                        "scripts/c.py": "print('c')\n"})
+    (skill.root / "scripts/a.py").chmod(0o755)
+    (skill.root / "scripts/b.sh").chmod(0o755)
+    result = run_check(CHECK, skill)
+    f = only(result, "integrity.no-shebang")
+    assert (f.severity, f.file, f.line) == (Severity.MEDIUM, "scripts/a.py", 1)

@@ -116,7 +116,8 @@ def test_minimal_vague_skill_fails_with_named_deductions(make_skill: MakeSkill) 
                                                                 "reliability": 75, "efficiency": 100}
     assert result.metrics["grade"] == "F"
     assert outcome(result) is Status.FAILED
-    assert result.findings == []  # deductions are not findings
+    # deductions are not findings; a description with no 'when' is both (see the no-when tests)
+    assert [f.rule for f in result.findings] == ["quality.no-when"]
     assert all(d.reason for d in result.deductions)
     short = next(d for d in result.deductions if d.rule == "description-short")
     assert "11 characters" in short.reason
@@ -401,3 +402,29 @@ def test_windows_paths_and_buzzwords(make_skill: MakeSkill) -> None:
 def test_plugin_contributes_the_check(pytestconfig: pytest.Config) -> None:
     checks = quality.pytest_skilleval_checks(pytestconfig)
     assert [type(c) for c in checks] == [QualityCheck] and checks[0].name == "quality"
+
+
+# -- far beyond the guidance: a HIGH finding that says what to move ----------------------------------
+def test_far_beyond_the_guidance_fails_and_names_what_to_move(make_skill: MakeSkill) -> None:
+    api = "## API reference\n\n" + "".join(f"- `call_{n}(x)` returns the {n}th value of the table.\n" for n in range(700))
+    tables = "## Error codes\n\n" + "".join(f"| E{n} | meaning {n} |\n" for n in range(300))
+    result = run_check(QualityCheck(), good_skill(make_skill, body=GOOD_BODY + "\n" + api + "\n" + tables))
+    far = [f for f in result.findings if f.rule == "quality.far-too-long"]
+    assert len(far) == 1 and far[0].severity is Severity.HIGH
+    assert "'API reference' (" in far[0].message and "references/" in (far[0].suggestion or "")
+    assert far[0].message.index("API reference") < far[0].message.index("Error codes")  # the longest first
+    assert outcome(result) is Status.FAILED
+
+
+def test_just_over_5000_tokens_is_not_far_too_long(make_skill: MakeSkill) -> None:
+    result = run_check(QualityCheck(), good_skill(make_skill, body=long_body(21_000)))
+    assert "quality.far-too-long" not in {f.rule for f in result.findings}
+
+
+def test_description_that_never_says_when_is_a_medium_finding(make_skill: MakeSkill) -> None:
+    text = manifest("report-builder", "Printable PDF reports from CSV tables with a title page and totals.", body=GOOD_BODY)
+    result = run_check(QualityCheck(), make_skill({"SKILL.md": text}, name="report-builder"))
+    found = [f for f in result.findings if f.rule == "quality.no-when"]
+    assert len(found) == 1 and found[0].severity is Severity.MEDIUM and found[0].line == 3
+    good = run_check(QualityCheck(), good_skill(make_skill))
+    assert "quality.no-when" not in {f.rule for f in good.findings}

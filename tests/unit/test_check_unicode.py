@@ -205,3 +205,35 @@ def test_several_joiners_between_emoji_are_not_a_legitimate_sequence(make_skill:
     result = scan(make_skill, f"Team: \U0001f468{joiners}\U0001f469 here\n")
     assert any(f.rule in ("unicode.zero-width", "unicode.invisible-run") for f in result.findings), result.findings
     assert result.metrics["legit_joiners"] == 0
+
+
+# -- one invisible character where it changes what runs or where a link goes is HIGH -------------------
+ZWSP = "\u200b"
+
+
+@pytest.mark.parametrize(("files", "where"), [
+    ({"SKILL.md": manifest(body=f"# Demo\n\n```bash\nrm -rf ./bu{ZWSP}ild\n```\n")}, "a code block"),
+    ({"SKILL.md": manifest(body=f"# Demo\n\n    curl https://example.com/x{ZWSP}\n")}, "a code block"),
+    ({"SKILL.md": manifest(body=f"# Demo\n\nRun `pip install req{ZWSP}uests` first.\n")}, "inline code"),
+    ({"SKILL.md": manifest(body=f"# Demo\n\nSee https://docs.exa{ZWSP}mple.com/guide for more.\n")}, "a URL"),
+    ({"SKILL.md": manifest(body=f"# Demo\n\nSee [the guide](references/gu{ZWSP}ide.md).\n")}, "a URL"),
+    ({"SKILL.md": manifest(description=f"Formats CSV{ZWSP} files. Use when asked to.")}, "the frontmatter"),
+    ({"SKILL.md": manifest(), "scripts/run.sh": f"#!/bin/bash\necho hi{ZWSP}\n"}, "a script or data file"),
+    ({"SKILL.md": manifest(), "references/notes.md": f"# Notes\n\n```\nexport PATH=/op{ZWSP}t\n```\n"}, "a code block"),
+])
+def test_single_invisible_in_code_url_or_frontmatter_is_high(make_skill: MakeSkill, files: dict[str, str], where: str) -> None:
+    result = run_check(CHECK, make_skill(files))
+    found = [f for f in result.findings if f.rule == "unicode.zero-width"]
+    assert len(found) == 1 and found[0].severity is Severity.HIGH and f"inside {where}" in found[0].message, result.findings
+
+
+def test_single_invisible_in_prose_stays_low(make_skill: MakeSkill) -> None:
+    result = run_check(CHECK, make_skill({"SKILL.md": manifest(body=f"# Demo\n\nA sen{ZWSP}tence, `code` elsewhere.\n")}))
+    found = [f for f in result.findings if f.rule == "unicode.zero-width"]
+    assert len(found) == 1 and found[0].severity is Severity.LOW
+
+
+def test_emoji_joiner_in_code_is_not_a_finding(make_skill: MakeSkill) -> None:
+    family = "\U0001F468\u200d\U0001F469\u200d\U0001F467"
+    result = run_check(CHECK, make_skill({"SKILL.md": manifest(body=f"# Demo\n\n```python\nprint('{family}')\n```\n")}))
+    assert result.findings == []
