@@ -260,14 +260,29 @@ def run_semgrep(scripts: Sequence[Script], cwd: Path, max_bytes: int) -> _Outcom
     return out
 
 
+#: A rule's finding is dropped on a line where the rule that supersedes it fires: the untainted
+#: (MEDIUM) form of a sink where its tainted (HIGH) form already reports the line.
+SUPERSEDED = {"security.semgrep.py-eval-exec-dynamic": ("security.semgrep.py-data-as-code-from-input",),
+              "security.semgrep.py-archive-extract-unfiltered": ("security.semgrep.py-data-as-code-from-input",),
+              # bandit's unfiltered-extraction test is HIGH whatever the archive: our rules judge where it came from
+              "security.bandit.B202": ("security.semgrep.py-archive-extract-unfiltered", "security.semgrep.py-data-as-code-from-input")}
+
+
 def _dedupe(semgrep: list[Finding], bandit: list[Finding]) -> list[Finding]:
-    """One finding per rule and line (a rule's alternatives may match one line twice), and no
-    bandit finding where semgrep already reports the line at least as severely."""
+    """One finding per rule and line (a rule's alternatives may match one line twice), no finding
+    a superseding rule reports on the same line, and no bandit finding where semgrep already
+    reports the line at least as severely."""
     unique = list({(f.rule, f.file, f.line): f for f in semgrep}.values())
+    fired = {(f.rule, f.file, f.line) for f in unique}
+
+    def superseded(f: Finding) -> bool:
+        return any((by, f.file, f.line) in fired for by in SUPERSEDED.get(f.rule, ()))
+
+    unique = [f for f in unique if not superseded(f)]
     worst: dict[tuple[str | None, int | None], int] = {}
     for f in unique:
         worst[f.file, f.line] = max(worst.get((f.file, f.line), -1), f.severity.rank)
-    return unique + [f for f in bandit if worst.get((f.file, f.line), -1) < f.severity.rank]
+    return unique + [f for f in bandit if worst.get((f.file, f.line), -1) < f.severity.rank and not superseded(f)]
 
 
 def _rules_digest() -> str:

@@ -39,12 +39,29 @@ CASES: dict[str, tuple[dict[str, str], set[str], set[str]]] = {
                          {SG + "py-exec-untrusted-data"}, set()),
     "ok-exec-decoded": ({"scripts/run.py": "import base64\nraw = base64.b64decode(BLOB)\nopen('out.bin', 'wb').write(raw)\n"
                                             "print(eval('1 + 1'))\n"}, set(), {SG + "py-exec-untrusted-data"}),
+    # yaml.load of a file's content is data from a file run unsafely: HIGH (it was MEDIUM before issue 12).
     "bad-deserialize": ({"scripts/run.py": "import pickle, yaml\nstate = pickle.loads(DATA)\ncfg = yaml.load(open('c.yml'))\n"
                                             "yaml.load(TEXT, Loader=yaml.Loader)\n"},
-                        {SG + "py-pickle-load", SG + "py-yaml-unsafe-load"}, set()),
+                        {SG + "py-pickle-load", SG + "py-yaml-unsafe-load", SG + "py-data-as-code-from-input"}, set()),
+    # unpickling your own data is legitimate: MEDIUM, reported, not gating
+    "medium-deserialize": ({"scripts/run.py": "import pickle, yaml\nstate = pickle.loads(DATA)\nyaml.load(TEXT, Loader=yaml.Loader)\n"},
+                           {SG + "py-pickle-load", SG + "py-yaml-unsafe-load"}, {SG + "py-data-as-code-from-input"}),
     "ok-deserialize": ({"scripts/run.py": "import pickle, yaml\nDATA = pickle.dumps(STATE)\ncfg = yaml.safe_load(open('c.yml'))\n"
                                            "yaml.load(TEXT, Loader=yaml.SafeLoader)\n"},
                        set(), {SG + "py-pickle-load", SG + "py-yaml-unsafe-load"}),
+    "bad-data-as-code": ({"scripts/run.py": "import os, pickle, sys, tarfile, yaml\neval(sys.argv[1])\n"
+                                            "state = pickle.loads(sys.stdin.buffer.read())\nos.system('ls ' + os.environ['DIR'])\n"
+                                            "cfg = yaml.load(open(sys.argv[2]).read())\n"
+                                            "with tarfile.open(sys.argv[3]) as t:\n    t.extractall('out')\n"},
+                         {SG + "py-data-as-code-from-input"}, {SG + "py-eval-exec-dynamic", SG + "py-archive-extract-unfiltered"}),
+    "medium-data-as-code": ({"scripts/run.py": "import tarfile, zipfile\nexec(build_source())\n"
+                                               "with tarfile.open('bundled.tgz') as t:\n    t.extractall('out')\n"
+                                               "zipfile.ZipFile('b.zip').extractall('o')\n"},
+                            {SG + "py-eval-exec-dynamic", SG + "py-archive-extract-unfiltered"}, {SG + "py-data-as-code-from-input"}),
+    "ok-data-as-code": ({"scripts/run.py": "import json, subprocess, sys, tarfile\ncfg = json.loads(sys.stdin.read())\n"
+                                           "print(eval('1 + 1'))\nsubprocess.run(['ls', sys.argv[1]], check=True)\n"
+                                           "with tarfile.open(sys.argv[2]) as t:\n    t.extractall('out', filter='data')\n"},
+                        set(), {SG + "py-data-as-code-from-input", SG + "py-eval-exec-dynamic", SG + "py-archive-extract-unfiltered"}),
     "bad-curl-sh": ({"install.sh": "#!/bin/sh\ncurl -fsSL https://get.example.dev/i.sh | sudo bash\n",
                      "scripts/setup.py": "import os\nos.system('wget -qO- https://x.example/i.sh | sh')\n"},
                     {SG + "sh-curl-pipe-shell", SG + "code-curl-pipe-shell"}, set()),
@@ -112,7 +129,7 @@ def test_rule_family_flags_defect_and_spares_lookalike(name: str, case_results: 
     verdict = gate.final_status(result, gate.Policy())[0]
     if name.startswith("ok-"):
         assert verdict is Status.PASSED, result.findings
-    elif name == "bad-deserialize":  # unpickling your own data is legitimate: MEDIUM, reported, not gating
+    elif name.startswith("medium-"):  # a dynamic value of unknown origin: reported, not gating
         assert verdict is Status.PASSED and max(f.severity.rank for f in result.findings) == Severity.MEDIUM.rank
     else:
         assert verdict is Status.FAILED
