@@ -48,6 +48,8 @@ AGENT_FIELDS: dict[str, str] = {
     "user-invocable": "Claude Code, VS Code Copilot", "context": "Claude Code", "agent": "Claude Code", "hooks": "Claude Code",
     "when_to_use": "Claude Code", "effort": "Claude Code", "paths": "Claude Code",
 }
+#: Documented defaults of agents' boolean fields: a misspelt field set to its default changes nothing.
+FIELD_DEFAULTS: dict[str, object] = {"user-invocable": True, "disable-model-invocation": False}
 #: Misspellings no edit distance finds: British spelling, and the subagent field skills do not read.
 FIELD_ALIASES = {"licence": "license", "tools": "allowed-tools", "allowedtools": "allowed-tools"}
 #: Severity of a top-level field that is neither the spec's, an agent's, nor a near miss of one,
@@ -133,8 +135,10 @@ class _Review:
                 continue
             meant = near_miss(key)
             if meant:
-                self.add("field-typo", Severity.HIGH,
-                         f"field '{key}' is not a field any agent reads; did you mean '{meant}'? Every agent silently ignores it",
+                harmless = meant in FIELD_DEFAULTS and meta[key] is FIELD_DEFAULTS[meant]
+                self.add("field-typo", Severity.LOW if harmless else Severity.HIGH,
+                         f"field '{key}' is not a field any agent reads; did you mean '{meant}'? Every agent silently ignores it"
+                         + (f" (no effect here: {meta[key]!r} is the default of '{meant}')" if harmless else ""),
                          key, f"rename '{key}' to '{meant}'")
                 continue
             hint = (f"move '{key}' under 'metadata:'" if key in _BELONGS_IN_METADATA

@@ -351,6 +351,13 @@ def test_near_miss_field_is_high_with_did_you_mean(make_skill: MakeSkill, key: s
     assert "schema.unknown-field" not in {f.rule for f in result.findings}
 
 
+def test_near_miss_set_to_the_default_is_low(make_skill: MakeSkill) -> None:
+    found = only(check(make_skill, fm("name: demo-skill", "description: d", "user_invocable: true")), "schema.field-typo")
+    assert found.severity is Severity.LOW and "is the default" in found.message
+    changed = only(check(make_skill, fm("name: demo-skill", "description: d", "user_invocable: false")), "schema.field-typo")
+    assert changed.severity is Severity.HIGH
+
+
 @pytest.mark.parametrize("key", ["version", "tags", "author", "owner", "title", "category", "triggers", "alwaysApply", "tag", "name"])
 def test_ordinary_fields_are_not_near_misses(key: str) -> None:
     assert schema.near_miss(key) is None
