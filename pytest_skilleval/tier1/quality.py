@@ -147,17 +147,18 @@ class Facts:
         return next((k for k, v in self.skill.meta.items() if k not in ("name", "description", "argument-hint")
                      and any(XML_TAG.search(s) for s in _strings(v))), None)
 
-    def largest_sections(self, count: int = 3) -> list[tuple[str, int]]:
-        """The ``count`` longest second-level sections of the body, (title, lines), longest first:
-        what to move into references/ when SKILL.md is far too long."""
+    def largest_sections(self, count: int = 3) -> list[tuple[str, int, int]]:
+        """The ``count`` heaviest second-level sections of the body, (title, lines, tokens), by tokens
+        (chars/4, as the budget is counted): what to move into references/ when SKILL.md is far too long."""
         start, total = self.skill.body_start_line, len(self.body_lines)
         tops = [(text, line) for level, text, line in self.headings if level == 2] or \
                [(text, line) for level, text, line in self.headings if level == 3]
         sizes = []
         for n, (text, line) in enumerate(tops):
             end = tops[n + 1][1] if n + 1 < len(tops) else start + total
-            sizes.append((text, end - line))
-        return sorted(sizes, key=lambda s: -s[1])[:count]
+            chars = sum(len(ln) + 1 for ln in self.body_lines[line - start:end - start])
+            sizes.append((text, end - line, chars // 4))
+        return sorted(sizes, key=lambda s: -s[2])[:count]
 
     def has_section(self, group: str) -> bool:
         return any(SECTIONS[group].search(text) for _, text, _ in self.headings)
@@ -365,13 +366,13 @@ class QualityCheck(Check):
         body_lines = len(facts.body_lines)
         if body_lines > FAR_LINES or facts.tokens > FAR_TOKENS:
             biggest = facts.largest_sections()
-            move = ("; the largest sections: " + ", ".join(f"'{t}' ({n} lines)" for t, n in biggest)) if biggest else ""
+            move = ("; the largest sections: " + ", ".join(f"'{t}' ({n} lines, ~{k} tokens)" for t, n, k in biggest)) if biggest else ""
             findings.append(Finding(rule="quality.far-too-long", severity=Severity.HIGH, file=skill.manifest or MANIFEST,
                                     line=skill.body_start_line,
                                     message=f"SKILL.md's body is {body_lines} lines, about {facts.tokens} tokens: far beyond the "
                                             f"spec's guidance of ~500 lines / {MAX_TOKENS} tokens{move}",
                                     suggestion="keep the steps in SKILL.md and move reference material — "
-                                               + (", ".join(f"'{t}'" for t, _ in biggest) if biggest else "API details, long examples, tables")
+                                               + (", ".join(f"'{t}'" for t, _, _ in biggest) if biggest else "API details, long examples, tables")
                                                + " — into references/<topic>.md files that SKILL.md links to, one link per topic"))
         if facts.description and not TRIGGER.search(facts.description):
             findings.append(Finding(rule="quality.no-when", severity=Severity.MEDIUM, file=skill.manifest or MANIFEST,

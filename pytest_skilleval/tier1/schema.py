@@ -135,11 +135,15 @@ class _Review:
                 continue
             meant = near_miss(key)
             if meant:
-                harmless = meant in FIELD_DEFAULTS and meta[key] is FIELD_DEFAULTS[meant]
-                self.add("field-typo", Severity.LOW if harmless else Severity.HIGH,
-                         f"field '{key}' is not a field any agent reads; did you mean '{meant}'? Every agent silently ignores it"
-                         + (f" (no effect here: {meta[key]!r} is the default of '{meant}')" if harmless else ""),
-                         key, f"rename '{key}' to '{meant}'")
+                message = f"field '{key}' is not a field any agent reads; did you mean '{meant}'? Every agent silently ignores it"
+                if meant in meta:  # the real field is set too: the slip is a redundant copy, not a lost setting
+                    self.add("field-typo", Severity.MEDIUM, f"{message}; the skill also sets '{meant}', which agents read",
+                             key, f"remove '{key}' and keep '{meant}'")
+                elif meant in FIELD_DEFAULTS and meta[key] is FIELD_DEFAULTS[meant]:
+                    self.add("field-typo", Severity.LOW, f"{message} (no effect here: {meta[key]!r} is the default of '{meant}')",
+                             key, f"rename '{key}' to '{meant}'")
+                else:
+                    self.add("field-typo", Severity.HIGH, message, key, f"rename '{key}' to '{meant}'")
                 continue
             hint = (f"move '{key}' under 'metadata:'" if key in _BELONGS_IN_METADATA
                     else f"remove '{key}', or move it under 'metadata:'")

@@ -351,6 +351,12 @@ def test_near_miss_field_is_high_with_did_you_mean(make_skill: MakeSkill, key: s
     assert "schema.unknown-field" not in {f.rule for f in result.findings}
 
 
+def test_near_miss_beside_the_real_field_is_medium(make_skill: MakeSkill) -> None:
+    found = only(check(make_skill, fm("name: demo-skill", "description: d", "tools: [Read]", "allowed-tools: Read")),
+                 "schema.field-typo")
+    assert found.severity is Severity.MEDIUM and "also sets 'allowed-tools'" in found.message
+
+
 def test_near_miss_set_to_the_default_is_low(make_skill: MakeSkill) -> None:
     found = only(check(make_skill, fm("name: demo-skill", "description: d", "user_invocable: true")), "schema.field-typo")
     assert found.severity is Severity.LOW and "is the default" in found.message
