@@ -345,9 +345,10 @@ def test_agent_fields_are_accepted_and_named(make_skill: MakeSkill, key: str, ag
                                             ("user_invocable", "user-invocable"), ("Description", "description"),
                                             ("compatability", "compatibility"), ("metdata", "metadata"), ("tools", "allowed-tools")])
 def test_near_miss_field_is_high_with_did_you_mean(make_skill: MakeSkill, key: str, meant: str) -> None:
-    result = check(make_skill, fm("name: demo-skill", "description: d", f"{key}: x"))
+    lines = [ln for ln in ("name: demo-skill", "description: d") if not ln.startswith(meant + ":")]
+    result = check(make_skill, fm(*lines, f"{key}: x"))
     found = only(result, "schema.field-typo")
-    assert found.severity is Severity.HIGH and f"did you mean '{meant}'" in found.message and found.line == 4
+    assert found.severity is Severity.HIGH and f"did you mean '{meant}'" in found.message and found.line == len(lines) + 2
     assert "schema.unknown-field" not in {f.rule for f in result.findings}
 
 
