@@ -63,7 +63,8 @@ class Tier2Engine:
         """Every collected skill (and the reference catalog), embedded once for this process."""
         if self._index is None:
             run = self.run
-            collected = [run.skill(root) for root in run.skill_roots()]
+            # not kept in the run state: the index needs a few texts of every skill, not every skill loaded
+            collected = [run.skill_for_batch(root) for root in run.skill_roots()]
             roots = {s.root.resolve() for s in collected}
             reference = discover(self.settings.compare_to, run.limits, roots) if self.settings.compare_to else []
             texts = [SkillText.of(s) for s in collected]

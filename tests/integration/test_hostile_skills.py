@@ -120,6 +120,20 @@ def test_scanner_blow_ups_are_isolated_to_the_culprit(pytester: pytest.Pytester,
     assert {s["key"]: s["verdict"] for s in data["skills"]}["nested-shell-skill"] == "PASS"
 
 
+HELD_PROBE = '''
+import json, os
+import pytest
+from pytest_skilleval import state
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    yield
+    run = item.config.stash[state.RUN_STATE]
+    with open(os.path.join(str(item.config.rootpath), "held.jsonl"), "a") as fh:
+        fh.write(json.dumps([item.nodeid, len(run.loaded())]) + "\\n")
+'''
+
+
 def _big_table(rows: int = 5000, cols: int = 50) -> str:
     line = "|" + "|".join("x" for _ in range(cols)) + "|\n"
     return "| " + " | ".join(f"c{i}" for i in range(cols)) + " |\n|" + "---|" * cols + "\n" + line * rows
@@ -131,18 +145,7 @@ def test_a_huge_table_is_bounded_and_skills_are_released(pytester: pytest.Pytest
     write_skill(catalog, "big-table-skill", {"SKILL.md": manifest("big-table-skill", body="# Big\n\n" + _big_table())})
     for n in range(3):
         write_skill(catalog, f"plain-{n}-skill", {"SKILL.md": manifest(f"plain-{n}-skill")})
-    pytester.makeconftest('''
-import json, os
-import pytest
-from pytest_skilleval import state
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item, nextitem):
-    yield
-    run = item.config.stash[state.RUN_STATE]
-    with open(os.path.join(str(item.config.rootpath), "held.jsonl"), "a") as fh:
-        fh.write(json.dumps([item.nodeid, len(run.loaded())]) + "\\n")
-''')
+    pytester.makeconftest(HELD_PROBE)
     _, data = _run(pytester, "-n", "0")
     _assert_good_skill_intact(data)
     statuses = _statuses(data, "big-table-skill")
@@ -199,3 +202,16 @@ def test_markdown_work_is_bounded_per_document(tmp_path: Path) -> None:
     assert peak < 120 * 2**20, f"{peak / 2**20:.0f} MB"
     assert [f.rule for f in skill.load_findings] == ["schema.body-too-long"]
     assert str(MAX_MARKDOWN_CHARS) in skill.load_findings[0].message
+
+
+def test_tier2_similarity_does_not_keep_every_skill_loaded(pytester: pytest.Pytester) -> None:
+    """Item 8: the similarity index loaded every collected skill into the run state, where each stayed
+    for the whole session (one worker reached 1 GB on a 5,000-skill catalog before this)."""
+    for n in range(6):
+        write_skill(pytester.path / "skills", f"plain-{n}-skill", {"SKILL.md": manifest(f"plain-{n}-skill", body=f"# Plain {n}\n\nStep {n}.\n")})
+    pytester.makeconftest(HELD_PROBE)
+    result = pytester.runpytest_subprocess("--skills=skills", "--skilleval-checks=similarity", "-p", "no:cacheprovider",
+                                           "--skilleval-cache-dir=", "--skilleval-report-dir=")
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), result.stdout.str()[-2000:]
+    held = [json.loads(line) for line in (pytester.path / "held.jsonl").read_text().splitlines()]
+    assert len(held) == 6 and max(n for _, n in held) <= 1, held
