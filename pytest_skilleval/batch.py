@@ -13,9 +13,10 @@ Results are cached on disk by a fingerprint of the skill's bytes, the tool versi
 rules, so an unchanged skill costs nothing on the next run. INCOMPLETE results are not cached.
 
 One bad skill must not cost the others their result. When a scan of several skills leaves some of
-them INCOMPLETE or ERROR (a scanner crashed, timed out, hit its resource limits, or the check
-raised), those skills are scanned again in halves, down to one skill per scan, so only the culprit
-keeps the failure, with its cause. A missing tool is not retried: it fails every skill alike.
+them without evidence because a scanner run failed as a whole (it crashed, timed out, hit its
+resource limits, printed garbage) or the check raised, those skills are scanned again in halves,
+down to one skill per scan, so only the culprit keeps the failure, with its cause. A missing tool is
+not retried (it fails every skill alike), nor is evidence missing for one skill only.
 """
 
 from __future__ import annotations
@@ -244,7 +245,10 @@ class Batcher:
 
 
 def _retryable(result: CheckResult) -> bool:
-    return result.status in (Status.INCOMPLETE, Status.ERROR) and "missing" not in result.tools.values()
+    """A failure of the whole scanner run (a tool marked "failed", or the check raised), which one skill
+    of the batch may have caused. Not a missing tool, nor evidence missing for this skill alone (a file
+    the scanner skipped, a service that answered for none of its pins): a rescan would say the same."""
+    return result.status is Status.ERROR or (result.status is Status.INCOMPLETE and "failed" in result.tools.values())
 
 
 def _claimant_alive(claim: Path) -> bool:
