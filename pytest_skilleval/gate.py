@@ -34,7 +34,8 @@ class Verdict:
 
     @property
     def advisory_failure(self) -> bool:
-        return self.status in (Status.FAILED, Status.INCOMPLETE) and not self.blocking
+        """An advisory check's findings failed it (its INCOMPLETE passes too, but is missing evidence)."""
+        return self.status is Status.FAILED and not self.blocking
 
 
 def final_status(result: CheckResult, policy: Policy) -> tuple[Status, str]:
