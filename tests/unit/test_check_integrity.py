@@ -3,11 +3,12 @@ never imported or run; requirements are pinned."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import manifest, rules, run_check, write_skill
+from conftest import manifest, require, rules, run_check, write_skill
 
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill
@@ -201,6 +202,8 @@ def test_a_pytest_run_over_the_skill_never_imports_its_tests(pytester: pytest.Py
     ("references/config.yaml", "a: 1\n  b: [\n", None),
 ])
 def test_script_that_does_not_parse_is_high(make_skill: MakeSkill, rel: str, bad: str, line: int | None) -> None:
+    tool = "node" if rel.endswith(("js", ".mjs")) else "bash" if rel.endswith(".sh") or bad.startswith("#!") else None
+    require(tool is None or shutil.which(tool) is not None, f"{tool} is not installed")
     result = run_check(CHECK, make_skill({"SKILL.md": manifest(), rel: bad}))
     f = only(result, "integrity.script-syntax")
     assert (f.severity, f.file) == (Severity.HIGH, rel) and "does not parse" in f.message
