@@ -125,8 +125,8 @@ class TriggerRunner:
                                    "claude-code, codex, opencode and gemini load skills)")
         cutoffs: list[DecisionCutoff] = []
 
-        def wrap(mode: Mode) -> Mode:
-            cutoffs.append(DecisionCutoff(mode, self.triggers.max_turns))
+        def wrap(inner: Mode) -> Mode:
+            cutoffs.append(DecisionCutoff(inner, self.triggers.max_turns))
             return cutoffs[-1]
 
         name = req.name or f"triggers:{req.skill.name}:{req.query.id}:{req.agent.name}:r{req.run}"
