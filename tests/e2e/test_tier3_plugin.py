@@ -80,6 +80,25 @@ def test_attempts_give_unique_names_and_pass_at_k(pytester: pytest.Pytester) -> 
     assert "- Attempts per case and arm: 2" in card
 
 
+def test_aa_runs_the_baseline_twice_and_the_card_shows_the_noise_floor_and_power(pytester: pytest.Pytester) -> None:
+    # Issue 10: `--skilleval-aa` is a third arm staged exactly like without_skill (the skill absent), and
+    # the card states the A/A noise floor beside the real lift, and the power line.
+    need("claude-code")
+    shutil.copytree(REPO / "example_skills" / "semver-bump", pytester.path / "skills" / "semver-bump")
+    result = pytester.runpytest_subprocess("--skills", "skills", "-m", "tier3", "--skilleval-tier3", "--skilleval-aa", *COMMON, timeout=600)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    data = json.loads((pytester.path / "skilleval-report" / "results.json").read_text())
+    agent = data["skills"][0]["tier3"]["agents"][0]
+    repeat = [r for r in agent["attempts"] if r["arm"] == "without_skill_aa"]
+    baseline = [r for r in agent["attempts"] if r["arm"] == "without_skill"]
+    assert len(repeat) == len(baseline) > 0 and all(r["skill_listed"] is False and not r["invoked"] for r in repeat)
+    assert [r["status"] for r in repeat] == [r["status"] for r in baseline]  # scripted: the same run twice
+    assert agent["noise_floor"]["delta"] == 0 and agent["power"]["n"] == len(baseline)
+    card = (pytester.path / "skilleval-report" / "semver-bump" / "BENCHMARK.md").read_text()
+    assert "- A/A noise floor (Claude Code): the without_skill arm run twice differs by ±0 points" in card
+    assert "- Power (Claude Code): " in card and "a 10-point lift needs ≈ " in card
+
+
 FAILING_SKILL_EVALS = {"skill_name": "broken-skill", "evals": [{
     "id": "b1", "prompt": "Say the magic word.", "expected_output": "abracadabra",
     "assertions": [{"type": "contains", "value": "abracadabra", "text": "says the magic word"}],
