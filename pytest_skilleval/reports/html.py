@@ -238,7 +238,10 @@ def kpis(doc: Mapping[str, Any]) -> list[Kpi]:
                      for arm in (a.get("arms") or {}).values() if isinstance(arm, dict))
     tokens = sum(int(_get(arm, "tokens_in", default=0) or 0) + int(_get(arm, "tokens_out", default=0) or 0)
                  for sk in skills for a in _agents(sk) for arm in (a.get("arms") or {}).values() if isinstance(arm, dict))
-    if trials or cost:
+    spent = [arm.get("cost_usd") for sk in skills for a in _agents(sk) for arm in (a.get("arms") or {}).values() if isinstance(arm, dict)]
+    if trials and all(c is None for c in spent):  # scripted or replayed trials spend nothing: say so, not "$0"
+        out.append(Kpi("Cost", "none", f"nothing spent (scripted or replayed); {tokens:,} tokens metered", "", "cost"))
+    elif trials or cost:
         out.append(Kpi("Cost", f"${cost:.4f}", f"{tokens:,} tokens metered by the gateway", "", "cost"))
     duration = doc.get("duration_s")
     if not isinstance(duration, int | float):

@@ -144,3 +144,10 @@ def test_trigger_results_give_the_kpi_and_a_confusion_matrix() -> None:
     assert name == "demo · Claude Code" and ">3<" in str(svg) and "false trigger" in str(svg)
     text = html.render(d)
     assert "75% (3/4; 95% CI 30%–95%)" in text and "neg-1" in text and "q-2" in text
+
+
+def test_unmetered_trials_show_no_cost_rather_than_zero() -> None:
+    d = doc()
+    for arm in d["skills"][0]["tier3"]["agents"][0]["arms"].values():
+        arm["cost_usd"] = None  # scripted or replayed: nothing was spent
+    assert {k.key: k.value for k in html.kpis(d)}["cost"] == "none"
