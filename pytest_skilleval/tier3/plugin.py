@@ -17,7 +17,7 @@ import pytest
 from pytest_skilleval.tier3.agents import Agent, AgentRegistry
 from pytest_skilleval.tier3.options import Tier3Settings
 from pytest_skilleval.tier3.plan import PlannedTrial, plan_lines
-from pytest_skilleval.tier3.record import TRIAL_PROPERTY
+from pytest_skilleval.tier3.record import AA_ARM, TRIAL_PROPERTY
 from pytest_skilleval.tier3.sandboxes import Sandbox, SandboxRegistry
 from pytest_skilleval.tier3.store import TrialStore
 
@@ -75,6 +75,10 @@ def tier3_context(config: pytest.Config) -> Tier3Context:
     return config.stash[TIER3]
 
 
+# The A/A repeat (--skilleval-aa) is a second baseline: its failures are just as expected.
+BASELINE_ARMS = frozenset({"without_skill", AA_ARM})
+
+
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
     """A baseline (without-skill) trial that fails its case is the expected outcome, not a red failure:
     it shows with Tier 1's advisory word, unless ``--block-on-agent-eval``. Presentation only: the
@@ -85,7 +89,7 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
     if ctx is None or ctx.settings.block:
         return None
     records = [json.loads(value) for name, value in report.user_properties if name == TRIAL_PROPERTY]
-    if records and all(r.get("arm") == "without_skill" and r.get("status") == "FAILED" for r in records):
+    if records and all(r.get("arm") in BASELINE_ARMS and r.get("status") == "FAILED" for r in records):
         return "advisory", "A", "ADVISORY"
     return None
 

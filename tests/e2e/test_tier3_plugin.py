@@ -87,6 +87,8 @@ def test_aa_runs_the_baseline_twice_and_the_card_shows_the_noise_floor_and_power
     shutil.copytree(REPO / "example_skills" / "semver-bump", pytester.path / "skills" / "semver-bump")
     result = pytester.runpytest_subprocess("--skills", "skills", "-m", "tier3", "--skilleval-tier3", "--skilleval-aa", *COMMON, timeout=600)
     assert result.ret == 0, result.stdout.str()[-3000:]
+    outcomes = result.parseoutcomes()
+    assert "failed" not in outcomes and outcomes["advisory"] >= 2, outcomes  # the repeated baseline is a baseline too
     data = json.loads((pytester.path / "skilleval-report" / "results.json").read_text())
     agent = data["skills"][0]["tier3"]["agents"][0]
     repeat = [r for r in agent["attempts"] if r["arm"] == "without_skill_aa"]
