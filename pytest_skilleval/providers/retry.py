@@ -90,6 +90,22 @@ def classify_status(status: int, message: str, headers: Any, body: Any) -> Failu
     return Failure("config", False, detail)  # 400/404/413/422: the request or model name is wrong
 
 
+# The HTTP stacks under the SDKs. Their errors normally arrive wrapped as the SDK's APIConnectionError,
+# but under the whole suite with xdist the openai SDK was seen letting them through unwrapped.
+_TRANSPORT_PACKAGES = frozenset({"httpx", "httpcore", "httpx2", "httpcore2", "h11", "h2", "anyio"})
+
+
+def transport_failure(exc: Exception) -> Failure | None:
+    """A network failure however it arrives: retried, then an ERROR naming it, never a raw traceback."""
+    package = type(exc).__module__.split(".")[0]
+    if package not in _TRANSPORT_PACKAGES and not isinstance(exc, ConnectionError | TimeoutError):
+        return None
+    name = type(exc).__name__
+    if "Timeout" in name or isinstance(exc, TimeoutError):
+        return Failure("timeout", True, f"request timed out ({name})")
+    return Failure("connection", True, f"connection failed: {name}")
+
+
 def sdk_classifier(sdk: ModuleType) -> Callable[[Exception], Failure | None]:
     """A classifier for an SDK generated the way both ``openai`` and ``anthropic`` are (same error names)."""
 
@@ -103,7 +119,7 @@ def sdk_classifier(sdk: ModuleType) -> Callable[[Exception], Failure | None]:
             return classify_status(exc.status_code, str(exc.message), exc.response.headers, exc.body)
         if isinstance(exc, sdk.APIResponseValidationError | ValueError):  # invalid JSON body, wrong shape
             return Failure("malformed", True, f"unusable reply body: {str(exc)[:200]}")
-        return None  # a programming error: let it surface with its traceback
+        return transport_failure(exc)  # None: a programming error, which surfaces with its traceback
 
     return classify
 
