@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from pytest_skilleval.results import Finding, Severity
+from pytest_skilleval.yamlsize import expanded_size
 
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _OPEN = re.compile(r"---[ \t]*$")
@@ -60,31 +61,6 @@ class Frontmatter:
     body: str = ""
     body_start_line: int = 1  # 1-based line in SKILL.md where the body starts
     end_line: int = 0  # line of the closing delimiter, 0 when absent
-
-
-def _expanded_size(root: yaml.Node) -> int | None:
-    """Values the data holds once aliases are expanded, counted on the node graph without expanding
-    or recursing (so neither a YAML bomb nor nesting depth costs anything); None when an alias
-    refers to a node that contains it (``name: &a [*a]``): such data contains itself."""
-    size: dict[int, int] = {}
-    open_nodes: set[int] = set()
-    todo: list[tuple[yaml.Node, bool]] = [(root, False)]
-    while todo:
-        node, children_done = todo.pop()
-        if id(node) in size:
-            continue
-        kids = ([n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode)
-                else list(node.value) if isinstance(node, yaml.SequenceNode) else [])
-        if children_done:
-            open_nodes.discard(id(node))
-            size[id(node)] = min(MAX_NODES + 1, 1 + sum(size[id(k)] for k in kids))
-        elif id(node) in open_nodes:
-            return None
-        else:
-            open_nodes.add(id(node))
-            todo.append((node, True))
-            todo.extend((k, False) for k in kids if id(k) not in size)
-    return size[id(root)]
 
 
 def parse(text: str, manifest: str = "SKILL.md") -> Frontmatter:
@@ -145,7 +121,7 @@ def parse(text: str, manifest: str = "SKILL.md") -> Frontmatter:
         loader = _StrictLoader(yaml_text)
         try:
             node = loader.get_single_node()
-            expanded = _expanded_size(node) if node is not None else 0
+            expanded = expanded_size(node, MAX_NODES) if node is not None else 0
             if expanded is None:
                 add("recursive", Severity.HIGH, node.start_mark.line + 2 if node is not None else 2,
                     "frontmatter refers to itself through a YAML alias (e.g. 'name: &a [*a]')",

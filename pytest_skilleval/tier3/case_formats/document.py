@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from pytest_skilleval.results import encodable, encodable_data
+from pytest_skilleval.yamlsize import expanded_size
 
 #: A key or list index; a path of them addresses one value in the document.
 PathPart = str | int
@@ -200,7 +201,8 @@ def _parse_yaml(text: str) -> Document:
         loader.dispose()
     doc = Document(data)
     if node is not None:
-        if _expanded_size(node) > MAX_VALUES:
+        size = expanded_size(node, MAX_VALUES, count_keys=False)
+        if size is None or size > MAX_VALUES:  # None: an alias inside itself, data that contains itself
             raise SyntaxProblem(f"expands to more than {MAX_VALUES} values (YAML aliases?)", 1)
         for path, child, key_lines in _walk_yaml(node):
             # setdefault: the walk meets a repeated key's last value first, and that value is the one loaded
@@ -208,34 +210,6 @@ def _parse_yaml(text: str) -> Document:
             for key, key_line in key_lines:
                 doc.duplicates.append(((*path, key), key_line))
     return doc
-
-
-def _expanded_size(root: yaml.Node) -> int:
-    """How many values the data holds once aliases are expanded, counted without expanding them."""
-    size: dict[int, int] = {}
-    open_nodes: set[int] = set()
-    todo: list[tuple[yaml.Node, bool]] = [(root, False)]
-    while todo:
-        node, children_done = todo.pop()
-        if id(node) in size:
-            continue
-        kids = _children(node)
-        if children_done:
-            open_nodes.discard(id(node))
-            size[id(node)] = min(MAX_VALUES + 1, 1 + sum(size[id(k)] for k in kids))
-        elif id(node) in open_nodes:
-            return MAX_VALUES + 1  # a recursive alias: the data contains itself
-        else:
-            open_nodes.add(id(node))
-            todo.append((node, True))
-            todo.extend((k, False) for k in kids if id(k) not in size)
-    return size[id(root)]
-
-
-def _children(node: yaml.Node) -> list[yaml.Node]:
-    if isinstance(node, yaml.MappingNode):
-        return [v for _, v in node.value]
-    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
 
 
 def _walk_yaml(root: yaml.Node) -> Iterator[tuple[Path, yaml.Node, list[tuple[str, int]]]]:
