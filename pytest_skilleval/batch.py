@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
-from pytest_skilleval import atomic, tools
+from pytest_skilleval import atomic, processes, tools
 from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.results import CheckResult, Status
 from pytest_skilleval.skill import Skill
@@ -256,12 +256,4 @@ def _claimant_alive(claim: Path) -> bool:
         pid = int(claim.read_text().strip() or "0")
     except (OSError, ValueError):
         return True  # claim being written right now
-    if pid <= 0:
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return processes.alive(pid)

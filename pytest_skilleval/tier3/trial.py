@@ -91,11 +91,7 @@ class TrialRunner:
 
     def check(self, agent: Agent) -> None:
         """Raise :class:`TrialUnavailable` when ``agent`` cannot run trials here."""
-        problem = agent.missing(self.settings.agents_dirs) or self.sandbox.unavailable()
-        if problem is None and not self.sandbox.isolated and not self.settings.allow_unsandboxed:
-            problem = f"refusing to run an agent unconfined: {self.sandbox.describe()}; pass --skilleval-allow-unsandboxed to accept that"
-        if problem:
-            raise TrialUnavailable(problem)
+        ensure_runnable(agent, self.sandbox, self.settings)
 
     def run(self, req: TrialRequest, root: Path) -> TrialRecord:
         """Run one trial; one that ERRORed for an infrastructure cause (an outage, a crashed sandbox, the
@@ -195,16 +191,8 @@ class TrialRunner:
 
     # -- steps ------------------------------------------------------------------------------------
     def _run_agent(self, req: TrialRequest, stage: Stage, trial: Trial, ctx: AgentContext) -> RunResult:
-        executable = req.agent.locate(self.settings.agents_dirs)
-        assert executable is not None  # check() passed
-        env = agent_environment(trial, stage, req.agent.configure(ctx))
-        port = urlsplit(trial.url).port
-        assert port is not None
-        spec = RunSpec(argv=tuple(req.agent.command(executable, req.case.prompt, ctx)), env=env, cwd=stage.workspace,
-                       writable=stage.writable, hidden=self.hidden, timeout_s=self.settings.timeout_s, network="gateway",
-                       gateway=("127.0.0.1", port), stdout=stage.out / "events.jsonl", stderr=stage.out / "stderr.txt",
-                       skill_root=req.skill.root, cancel=trial.ended)
-        return self.sandbox.run(spec)
+        return run_agent(req.agent, req.case.prompt, stage, trial, ctx, self.sandbox, self.settings,
+                         hidden=self.hidden, skill_root=req.skill.root)
 
     def _record(self, req: TrialRequest, stage: Stage, trial: Trial, ctx: AgentContext, result: RunResult, started: float,
                 changed: bool | None) -> TrialRecord:
@@ -291,6 +279,32 @@ class TrialRunner:
             return CommandOutcome(exit_code=code, output=(done.stdout + done.stderr)[-CHECK_OUTPUT_CHARS:])
 
         return run
+
+
+def ensure_runnable(agent: Agent, sandbox: Sandbox, settings: Tier3Settings) -> None:
+    """Raise :class:`TrialUnavailable` when ``agent`` cannot run here: its CLI is missing, the sandbox
+    is unavailable, or the sandbox does not confine it and the user has not accepted that."""
+    problem = agent.missing(settings.agents_dirs) or sandbox.unavailable()
+    if problem is None and not sandbox.isolated and not settings.allow_unsandboxed:
+        problem = f"refusing to run an agent unconfined: {sandbox.describe()}; pass --skilleval-allow-unsandboxed to accept that"
+    if problem:
+        raise TrialUnavailable(problem)
+
+
+def run_agent(agent: Agent, prompt: str, stage: Stage, trial: Trial, ctx: AgentContext, sandbox: Sandbox,
+              settings: Tier3Settings, *, hidden: tuple[Path, ...], skill_root: Path) -> RunResult:
+    """The real CLI on ``prompt`` in the sandbox, talking only to the gateway's ``trial`` (Tier 3 and
+    trigger trials launch agents the same way; they differ in what they stage and what they read back)."""
+    executable = agent.locate(settings.agents_dirs)
+    assert executable is not None  # ensure_runnable() passed
+    env = agent_environment(trial, stage, agent.configure(ctx))
+    port = urlsplit(trial.url).port
+    assert port is not None
+    spec = RunSpec(argv=tuple(agent.command(executable, prompt, ctx)), env=env, cwd=stage.workspace,
+                   writable=stage.writable, hidden=hidden, timeout_s=settings.timeout_s, network="gateway",
+                   gateway=("127.0.0.1", port), stdout=stage.out / "events.jsonl", stderr=stage.out / "stderr.txt",
+                   skill_root=skill_root, cancel=trial.ended)
+    return sandbox.run(spec)
 
 
 def stage_paths(stage: Stage) -> dict[str, str]:

@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from pytest_skilleval.gateway import BudgetExceeded, Gateway, Script, Trial
 from pytest_skilleval.gateway.modes.base import Mode
@@ -26,9 +25,9 @@ from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier3.agents.base import Agent, AgentContext
 from pytest_skilleval.tier3.options import Tier3Settings
 from pytest_skilleval.tier3.outcome import RunFacts, infrastructure_failure
-from pytest_skilleval.tier3.sandboxes.base import RunResult, RunSpec, Sandbox
-from pytest_skilleval.tier3.staging import Stage, agent_environment, install_skill, stage_inputs
-from pytest_skilleval.tier3.trial import TrialSkipped, TrialUnavailable, skill_listed
+from pytest_skilleval.tier3.sandboxes.base import RunResult, Sandbox
+from pytest_skilleval.tier3.staging import Stage, install_skill, stage_inputs
+from pytest_skilleval.tier3.trial import TrialSkipped, TrialUnavailable, ensure_runnable, run_agent, skill_listed
 from pytest_skilleval.trajectory import ParserRegistry, Trajectory, TrajectoryParseError, default_registry, skill_key
 from pytest_skilleval.triggers.detect import detect
 from pytest_skilleval.triggers.options import TriggerSettings
@@ -67,11 +66,7 @@ class TriggerRunner:
     hidden: tuple[Path, ...] = ()
 
     def check(self, agent: Agent) -> None:
-        problem = agent.missing(self.settings.agents_dirs) or self.sandbox.unavailable()
-        if problem is None and not self.sandbox.isolated and not self.settings.allow_unsandboxed:
-            problem = f"refusing to run an agent unconfined: {self.sandbox.describe()}; pass --skilleval-allow-unsandboxed to accept that"
-        if problem:
-            raise TrialUnavailable(problem)
+        ensure_runnable(agent, self.sandbox, self.settings)
 
     def run(self, req: TriggerRequest, root: Path, *, mode: str | None = None) -> TriggerRecord:
         """The trial, retried on ERROR per the infrastructure rule; the last record says how many retries it took.
@@ -141,19 +136,10 @@ class TriggerRunner:
         return self._record(req, trial, result, installed, workspace, out, cutoffs[0] if cutoffs else None, skipped, started)
 
     def _run_agent(self, req: TriggerRequest, trial: Trial, ctx: AgentContext, folders: dict[str, Path]) -> RunResult:
-        executable = req.agent.locate(self.settings.agents_dirs)
-        assert executable is not None  # check() passed
         stage = Stage(root=folders["workspace"].parent, workspace=folders["workspace"], home=folders["home"], tmp=folders["tmp"],
                       out=folders["out"], skill_dir=folders["workspace"] / req.agent.skill_root / req.skill.name, installed=True)
-        env = agent_environment(trial, stage, req.agent.configure(ctx))
-        port = urlsplit(trial.url).port
-        assert port is not None
-        spec = RunSpec(argv=tuple(req.agent.command(executable, req.query.query, ctx)), env=env, cwd=folders["workspace"],
-                       writable=(folders["workspace"], folders["home"], folders["tmp"]), hidden=self.hidden,
-                       timeout_s=self.settings.timeout_s, network="gateway", gateway=("127.0.0.1", port),
-                       stdout=folders["out"] / "events.jsonl", stderr=folders["out"] / "stderr.txt", skill_root=req.skill.root,
-                       cancel=trial.ended)
-        return self.sandbox.run(spec)
+        return run_agent(req.agent, req.query.query, stage, trial, ctx, self.sandbox, self.settings,
+                         hidden=self.hidden, skill_root=req.skill.root)
 
     def _record(self, req: TriggerRequest, trial: Trial, result: RunResult, installed: dict[str, Path], workspace: Path,
                 out: Path, cutoff: DecisionCutoff | None, skipped: Sequence[str], started: float) -> TriggerRecord:

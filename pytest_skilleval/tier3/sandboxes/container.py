@@ -39,6 +39,7 @@ from typing import Any
 import pytest
 
 from pytest_skilleval import config as config_mod
+from pytest_skilleval import processes
 from pytest_skilleval.tier3.sandboxes import images
 from pytest_skilleval.tier3.sandboxes.base import RunResult, RunSpec, Sandbox
 from pytest_skilleval.tier3.sandboxes.bridge import UnixBridge
@@ -238,7 +239,7 @@ class DockerSandbox(Sandbox):
         for container in client.containers.list(all=True, filters={"label": LABEL_ROLE}):
             labels = container.labels or {}
             host, _, pid = str(labels.get(LABEL_CONTROLLER, "")).rpartition(":")
-            stale = host == socket.gethostname() and pid.isdigit() and not _alive(int(pid))
+            stale = host == socket.gethostname() and pid.isdigit() and not processes.alive(int(pid))
             if labels.get(LABEL_RUN) == self.identity.run or stale:
                 try:
                     container.remove(force=True, v=True)
@@ -258,16 +259,6 @@ class DockerSandbox(Sandbox):
             self.sweep()
         for bridge in bridges:
             bridge.close()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _kill_on(cancel: threading.Event, cancelled: threading.Event, container: Any, limit_s: float) -> None:
