@@ -53,6 +53,9 @@ class QueryOutcome(BaseModel):
     flipped: bool  # decided runs disagreed
     rivals: list[str] = Field(default_factory=list)  # rivals loaded in its runs
     errors: int = 0
+    # A positive query most of whose misses loaded one of its acceptable_skills: no mistake, so it is
+    # neither a hit nor a miss of this skill's description (left out of recall) and no rival is blamed.
+    acceptable: bool = False
 
 
 class Confusion(BaseModel):
@@ -80,6 +83,8 @@ class AgentTriggers(BaseModel):
     accuracy: Rate
     f1: float | None = None
     stealing_rivals: dict[str, int] = Field(default_factory=dict)  # rival → positive runs it took
+    acceptable_loads: dict[str, int] = Field(default_factory=dict)  # acceptable skill → positive runs it took
+    acceptable_queries: list[str] = Field(default_factory=list)  # positives handed to an acceptable skill
     false_trigger_queries: list[str] = Field(default_factory=list)
     missed_queries: list[str] = Field(default_factory=list)
     flipped_queries: list[str] = Field(default_factory=list)
@@ -135,18 +140,23 @@ def summarize_agent(agent: str, records: list[TriggerRecord]) -> AgentTriggers:
         by_query[r.query_id].append(r)
     outcomes, confusion = [], Confusion()
     stealing: Counter[str] = Counter()
+    handed: Counter[str] = Counter()
     for qid, rows in by_query.items():
         rows.sort(key=lambda r: r.run)
         decided = [r.triggered for r in rows if r.triggered is not None]
         majority = None if not decided else sum(decided) * 2 >= len(decided)
         rivals = sorted({r.rival_loaded for r in rows if r.rival_loaded})
+        acceptable = {r.run for r in rows if r.rival_loaded and r.rival_loaded in r.acceptable_skills}
+        misses = [r for r in rows if r.triggered is False]
         outcome = QueryOutcome(query_id=qid, query=rows[0].query, should_trigger=rows[0].should_trigger, runs=[r.triggered for r in rows],
                                triggered=majority, flipped=len(set(decided)) > 1, rivals=rivals,
-                               errors=sum(1 for r in rows if r.status == "ERROR"))
+                               errors=sum(1 for r in rows if r.status == "ERROR"),
+                               acceptable=bool(rows[0].should_trigger and majority is False and len(acceptable) * 2 > len(misses)))
         outcomes.append(outcome)
         if rows[0].should_trigger:
-            stealing.update(r.rival_loaded for r in rows if r.rival_loaded)
-        if majority is None:
+            stealing.update(r.rival_loaded for r in rows if r.rival_loaded and r.run not in acceptable)
+            handed.update(r.rival_loaded for r in rows if r.rival_loaded and r.run in acceptable)
+        if majority is None or outcome.acceptable:
             continue
         if outcome.should_trigger:
             confusion.tp += majority
@@ -164,9 +174,10 @@ def summarize_agent(agent: str, records: list[TriggerRecord]) -> AgentTriggers:
         queries=len(outcomes), decided=tp + fn + fp + tn, errors=sum(1 for o in outcomes if o.triggered is None),
         error_runs=sum(1 for r in records if r.status == "ERROR"), retries=sum(r.retries for r in records), confusion=confusion,
         recall=Rate.of(tp, tp + fn), precision=Rate.of(tp, tp + fp), accuracy=Rate.of(tp + tn, tp + fn + fp + tn), f1=f1,
-        stealing_rivals=dict(stealing.most_common()),
+        stealing_rivals=dict(stealing.most_common()), acceptable_loads=dict(handed.most_common()),
+        acceptable_queries=sorted(o.query_id for o in outcomes if o.acceptable),
         false_trigger_queries=[o.query_id for o in outcomes if o.triggered is True and not o.should_trigger],
-        missed_queries=[o.query_id for o in outcomes if o.triggered is False and o.should_trigger],
+        missed_queries=[o.query_id for o in outcomes if o.triggered is False and o.should_trigger and not o.acceptable],
         flipped_queries=[o.query_id for o in outcomes if o.flipped], outcomes=sorted(outcomes, key=lambda o: o.query_id),
         requests=sum(r.requests for r in ran), model_turns=sum(r.model_turns for r in ran), tokens_in=sum(r.tokens_in for r in ran),
         tokens_out=sum(r.tokens_out for r in ran), prompt_chars=sum(r.prompt_chars for r in ran), cost_usd=round(sum(r.cost_usd for r in ran), 8),

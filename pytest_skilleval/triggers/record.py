@@ -30,6 +30,7 @@ class TriggerRecord(BaseModel):
     set_digest: str | None = None
     rivals: list[str] = Field(default_factory=list)
     rivals_digest: str | None = None
+    acceptable_skills: list[str] = Field(default_factory=list)  # the query's: loading one of these instead is no mistake
     # -- outcome ----------------------------------------------------------------------------------
     status: Status
     reason: str | None = None

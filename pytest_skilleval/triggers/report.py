@@ -46,6 +46,10 @@ def markdown(t: SkillTriggers) -> list[str]:
             notes.append("rivals that took positives: " + ", ".join(f"{k} ({v})" for k, v in a.stealing_rivals.items()))
         if a.missed_queries:
             notes.append("missed: " + ", ".join(f"`{q}`" for q in a.missed_queries))
+        if a.acceptable_queries:
+            handed = {o.query_id: o.rivals for o in a.outcomes if o.acceptable}
+            notes.append("taken by an acceptable skill: " + ", ".join(f"`{q}` ({', '.join(handed[q])})" for q in a.acceptable_queries)
+                         + " — left out of recall")
         if a.false_trigger_queries:
             notes.append("false triggers: " + ", ".join(f"`{q}`" for q in a.false_trigger_queries))
         if a.flipped_queries:
@@ -64,12 +68,12 @@ def markdown(t: SkillTriggers) -> list[str]:
                 cells.append("")
                 continue
             runs = "".join({True: "T", False: "·", None: "E"}[r] for r in o.runs)
-            mark = "" if o.triggered is None or o.triggered == o.should_trigger else " ✗"
+            mark = "" if o.triggered is None or o.triggered == o.should_trigger else " ~" if o.acceptable else " ✗"
             cells.append(f"{runs}{mark}" + (f" ({', '.join(o.rivals)})" if o.rivals else ""))
         should = next(o.should_trigger for a in t.agents for o in a.outcomes if o.query_id == qid)
         lines.append(f"| `{qid}` | {'yes' if should else 'no'} | " + " | ".join(cells) + " |")
     lines += ["", "T = this skill loaded, · = not loaded, E = error (no decision; never counted as a miss), ✗ = the majority "
-              "decision is wrong; a rival loaded instead is named.", "", "</details>"]
+              "decision is wrong, ~ = an acceptable skill took it (left out of recall); a rival loaded instead is named.", "", "</details>"]
     return lines
 
 

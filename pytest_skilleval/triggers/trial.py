@@ -98,7 +98,8 @@ class TriggerRunner:
         return TriggerRecord(nodeid=req.nodeid, skill=req.skill_key, skill_name=req.skill.name, skill_path=str(req.skill.root),
                              query_id=req.query.id, query=req.query.query, should_trigger=req.query.should_trigger,
                              agent=req.agent.name, run=req.run, gateway_mode=self.gateway.config.mode, set_digest=req.set_digest,
-                             rivals=req.rivals.names, rivals_digest=req.rivals.digest, **kw)
+                             rivals=req.rivals.names, rivals_digest=req.rivals.digest,
+                             acceptable_skills=list(req.query.acceptable_skills), **kw)
 
     def _run(self, req: TriggerRequest, root: Path, started: float, mode: str) -> TriggerRecord:
         folders = {n: root / n for n in ("workspace", "home", "tmp", "out")}

@@ -20,6 +20,7 @@ from pytest_skilleval.triggers.detect import detect
 from pytest_skilleval.triggers.metrics import summarize, wilson
 from pytest_skilleval.triggers.options import parse_thresholds
 from pytest_skilleval.triggers.record import TriggerRecord
+from pytest_skilleval.triggers.report import markdown
 from pytest_skilleval.triggers.rivals import choose_rivals
 from pytest_skilleval.triggers.scripted import skill_loads
 from pytest_skilleval.triggers.sets import load_trigger_set
@@ -170,6 +171,29 @@ def test_majority_errors_stealing_and_flips() -> None:
     assert agent.flipped_queries == ["a", "c"]
     blocking = summarize(rows, thresholds=(0.4, 0.4))["s"]
     assert blocking.failing_agents == ["codex"]  # a query with no decision fails a blocking run: it was not measured
+
+
+def test_an_acceptable_skill_taking_a_positive_is_neither_a_miss_nor_stealing() -> None:
+    """A query's ``acceptable_skills`` load is not a mistake: the query leaves recall's denominator
+    (it is no hit for this skill's description either), is named, and no rival is blamed for it."""
+    def row(qid: str, run: int, triggered: bool, rival: str | None, acceptable: tuple[str, ...] = ()) -> TriggerRecord:
+        r = rec(qid, True, run, triggered, rival)
+        r.acceptable_skills = list(acceptable)
+        return r
+
+    ok = ("csv-stats",)
+    rows = [row("a", 1, False, "csv-stats", ok), row("a", 2, False, "csv-stats", ok), row("a", 3, True, None, ok),  # handed over
+            row("b", 1, False, "rival-x", ok), row("b", 2, False, "rival-x", ok), row("b", 3, False, "rival-x", ok),  # stolen
+            row("c", 1, True, None), row("c", 2, True, None), row("c", 3, True, None)]
+    [agent] = summarize(rows)["s"].agents
+    c = agent.confusion
+    assert (c.tp, c.fn) == (1, 1) and agent.recall.value == 0.5  # `a` counts neither way
+    assert agent.missed_queries == ["b"] and agent.stealing_rivals == {"rival-x": 3}
+    assert agent.acceptable_queries == ["a"] and agent.acceptable_loads == {"csv-stats": 2}
+    outcome = next(o for o in agent.outcomes if o.query_id == "a")
+    assert outcome.acceptable is True and outcome.triggered is False
+    card = "\n".join(markdown(summarize(rows)["s"]))
+    assert "taken by an acceptable skill: `a` (csv-stats)" in card
 
 
 def test_listing_text_is_the_listing_block_of_the_first_request(tmp_path: Path) -> None:
