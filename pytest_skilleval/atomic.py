@@ -44,7 +44,10 @@ def trusted_prefix(target: Path, project: Path) -> Path:
     return existing
 
 
-def write_atomic(path: Path, data: str | bytes, trusted: Path | None = None) -> Path:
+def write_atomic(path: Path, data: str | bytes, trusted: Path | None = None, *, durable: bool = True) -> Path:
+    """Write ``path`` whole or not at all. ``durable=False`` skips the fsync: for files the next run
+    writes again (reports, the scanner cache), where a power cut may cost the file but a reader still
+    never sees half of it; one fsync per file was seconds of wall time for a card per skill."""
     path = Path(os.path.abspath(path))
     ensure_dir(path.parent, trusted)
     if path.is_symlink():
@@ -54,8 +57,9 @@ def write_atomic(path: Path, data: str | bytes, trusted: Path | None = None) -> 
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:

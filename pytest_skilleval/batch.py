@@ -134,7 +134,7 @@ class ResultCache:
 
     def put(self, check: str, fp: str, result: CheckResult) -> None:
         try:
-            atomic.write_atomic(self._path(check, fp), result.model_dump_json())
+            atomic.write_atomic(self._path(check, fp), result.model_dump_json(), durable=False)  # a torn entry is a miss
         except OSError:
             pass  # a cache that cannot be written only costs speed
 

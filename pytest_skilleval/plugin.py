@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_skilleval import config as config_mod
-from pytest_skilleval import hookspecs, roots, shard, state
+from pytest_skilleval import hookspecs, roots, shard, state, terminalstats
 from pytest_skilleval.checks import CheckRegistry, UsageError
 from pytest_skilleval.collect import CheckItem, SkillDirectory, SkillPathway, SkillTree, is_skill_dir
 
@@ -197,6 +197,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             by_check.setdefault(item.check.name, []).append(item.path)
     for name, skill_roots in by_check.items():
         run.batcher.set_targets(name, skill_roots)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Before the terminal summary: pytest's failure summary is quadratic in the items otherwise."""
+    terminalstats.drop_silent_setup_teardown(session.config)
 
 
 @pytest.hookimpl(trylast=True)

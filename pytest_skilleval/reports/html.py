@@ -442,7 +442,7 @@ def render(doc: dict[str, Any]) -> str:
 
 
 def write(doc: dict[str, Any], report_dir: Path, trusted: Path | None = None) -> Path:
-    return atomic.write_atomic(report_dir / PAGE, render(doc), trusted)
+    return atomic.write_atomic(report_dir / PAGE, render(doc), trusted, durable=False)
 
 
 # -- `skilleval html` ---------------------------------------------------------------------------------

@@ -213,7 +213,7 @@ def write_reports(run: RunReport, report_dir: Path, project: Path | None = None)
         while target in seen:  # two keys that sanitise to one folder must not overwrite each other
             target = target.with_name(target.name + "_")
         seen.add(target)
-        written.append(atomic.write_atomic(target / "BENCHMARK.md", benchmark_md.render(sk, run), trusted))
-    written.append(atomic.write_atomic(report_dir / "results.json", run.model_dump_json(indent=2) + "\n", trusted))
+        written.append(atomic.write_atomic(target / "BENCHMARK.md", benchmark_md.render(sk, run), trusted, durable=False))
+    written.append(atomic.write_atomic(report_dir / "results.json", run.model_dump_json(indent=2) + "\n", trusted, durable=False))
     written.append(html.write(run.model_dump(mode="json"), report_dir, trusted))  # from the same document, as `skilleval html` reads it
     return written

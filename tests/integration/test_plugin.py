@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -263,3 +264,41 @@ def test_report_dir_through_a_symlink_is_refused(pytester: pytest.Pytester, tmp_
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines(["*reports NOT written*symbolic link*"])
     assert list(target.iterdir()) == []
+
+
+SUMMARY_PROBE = '''
+import pytest
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter):
+    kept = [r for r in terminalreporter.stats.get("", []) if getattr(r, "when", None) in ("setup", "teardown")]
+    ours = sum(1 for r in kept if "skilleval" in r.keywords)
+    theirs = sum(1 for r in kept if "skilleval" not in r.keywords)
+    terminalreporter.write_line(f"PROBE passing setup/teardown reports kept: ours={ours} theirs={theirs}")
+'''
+
+
+def test_failure_summary_is_not_quadratic_in_the_items(pytester: pytest.Pytester) -> None:
+    """pytest's FAILURES section looks up each failure's teardown output in the list of every passing
+    setup and teardown report (O(failures x items): 6 s of a 754-skill run with 369 failures). Ours
+    carry no output, so they leave that list; the user's own tests keep theirs, and every failure is shown."""
+    for i in range(3):
+        write_skill(pytester.path / "skills", f"bad-skill-{i}", {"SKILL.md": f"---\nname: Bad_{i}\ndescription: x\n---\n# T\n"})
+    pytester.makepyfile(test_own="def test_own():\n    print('own teardown')\n")
+    pytester.makeconftest(SUMMARY_PROBE)
+    result = pytester.runpytest("--skills=skills", BASIC, "test_own.py")
+    result.assert_outcomes(passed=7, failed=3)
+    result.stdout.fnmatch_lines(["*= FAILURES =*", "*bad-skill-0::tier1::schema*", "*bad-skill-1::tier1::schema*",
+                                 "*bad-skill-2::tier1::schema*", "PROBE passing setup/teardown reports kept: ours=0 theirs=2"])
+
+
+def test_report_cards_are_written_without_an_fsync_each(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A card per skill: an fsync each was seconds of wall time over a catalog (see atomic.write_atomic)."""
+    for i in range(3):
+        _good(pytester.path, f"skills/skill-{i}")
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    pytester.runpytest_inprocess("--skills=skills", BASIC, "-p", "no:cacheprovider").assert_outcomes(passed=9)
+    assert sorted(p.name for p in (pytester.path / "skilleval-report").rglob("*.*")) == ["BENCHMARK.md"] * 3 + ["index.html", "results.json"]
+    assert synced == []

@@ -117,3 +117,15 @@ def test_trusted_prefix_is_the_project_inside_it_and_the_existing_part_outside(t
     outside.mkdir()
     assert trusted_prefix(outside / "new" / "deeper", project) == outside
     assert trusted_prefix(outside / "report", project) == outside
+
+
+def test_a_write_that_need_not_survive_a_power_cut_skips_fsync(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reports and the scanner cache are rewritten by the next run: one fsync per file (a card per skill)
+    cost seconds of wall time on a busy disk. Still whole-or-absent for every reader (rename)."""
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    write_atomic(tmp_path / "card.md", "x", durable=False)
+    assert synced == [] and (tmp_path / "card.md").read_text() == "x" and leftovers(tmp_path) == []
+    write_atomic(tmp_path / "ledger.json", "y")
+    assert len(synced) == 1
