@@ -129,3 +129,38 @@ def test_a_write_that_need_not_survive_a_power_cut_skips_fsync(tmp_path: Path, m
     assert synced == [] and (tmp_path / "card.md").read_text() == "x" and leftovers(tmp_path) == []
     write_atomic(tmp_path / "ledger.json", "y")
     assert len(synced) == 1
+
+
+def test_a_folder_that_sorts_before_the_project_is_not_inside_it(tmp_path: Path) -> None:
+    # "inside the project" is a path relation, not an order: a sibling "a-artifacts" sorts before
+    # "checkout" but is outside it, so only its existing part is trusted and a link in it is refused.
+    project = tmp_path / "checkout"
+    project.mkdir()
+    sibling = tmp_path / "a-artifacts"
+    assert trusted_prefix(sibling / "report", project) == tmp_path
+    (tmp_path / "real").mkdir()
+    os.symlink(tmp_path / "real", tmp_path / "a-link")
+    with pytest.raises(UnsafeWriteError):
+        write_atomic(tmp_path / "a-link" / "results.json", "{}", trusted=tmp_path / "z-trusted")
+    assert not (tmp_path / "real" / "results.json").exists()
+
+
+def test_a_claim_is_a_plain_readable_file(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        assert create_exclusive(tmp_path / "claim", "worker gw0") is True
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "claim").stat().st_mode) == 0o644
+
+
+def test_a_failed_write_reports_its_own_error_even_when_the_temporary_file_is_gone(tmp_path: Path,
+                                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    def vanish_then_fail(src: str, dst: str) -> None:
+        os.unlink(src)  # e.g. a cleaner removed it: the clean-up must not replace the real error
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(atomic.os, "replace", vanish_then_fail)
+    with pytest.raises(OSError, match="No space"):
+        write_atomic(tmp_path / "results.json", "new")
+    assert leftovers(tmp_path) == []

@@ -171,3 +171,97 @@ def test_leak_guard_covers_short_values_of_secret_named_variables(skill: Skill, 
             agent_environment(trial, stage, {"PGPASSWORD": "hunt3r"})
         env = agent_environment(trial, stage, {"OPTS": "--max 4096 --flag false --name hunt3rs-club"})  # no whole-word match
         assert env["OPTS"].endswith("hunt3rs-club")
+
+
+def scripted_stage(tmp_path: Path, skill: Skill):  # type: ignore[no-untyped-def]
+    """A staged trial and a scripted gateway to hand agent_environment a trial."""
+    case = load_cases(skill).get("c3")
+    assert case is not None
+    stage = stage_trial(tmp_path / "t", skill, case, ClaudeCode(), "with_skill")
+    gateway = Gateway(GatewayConfig(mode="scripted"))
+    return gateway, stage
+
+
+def test_leak_guard_finds_a_long_secret_glued_into_a_word_and_ignores_too_short_values(skill: Skill, tmp_path: Path,
+                                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SERVICE_API_KEY", "s3cr3tvalue9")  # 12 characters: looked for anywhere, not only as a word
+    monkeypatch.setenv("PIN_PASSWORD", "w7x9")  # 4 characters: the shortest value that is still treated as a secret
+    monkeypatch.setenv("SHORT_TOKEN", "ab1")  # 3 characters: too short to tell from ordinary text
+    gateway, stage = scripted_stage(tmp_path, skill)
+    with gateway as gw, gw.trial("env", script=Script.from_data({"steps": [{"text": "x"}]})) as trial:
+        with pytest.raises(StagingError, match="SERVICE_API_KEY"):
+            agent_environment(trial, stage, {"URL": "https://host/x?sigs3cr3tvalue9tail"})
+        with pytest.raises(StagingError, match="PIN_PASSWORD"):
+            agent_environment(trial, stage, {"OPTS": "--pin w7x9"})
+        env = agent_environment(trial, stage, {"OPTS": "--level ab1 --id xab1"})
+        assert env["OPTS"] == "--level ab1 --id xab1"
+
+
+def test_an_arm_name_built_at_run_time_installs_the_skill(skill: Skill, tmp_path: Path) -> None:
+    case = load_cases(skill).get("c3")
+    assert case is not None
+    arm = "".join(["with", "_", "skill"])  # equal to WITH_SKILL, not the same object (e.g. read from a CLI option)
+    stage = stage_trial(tmp_path / "t", skill, case, ClaudeCode(), arm)
+    assert stage.installed and (stage.skill_dir / "SKILL.md").is_file()
+
+
+def test_staged_files_keep_a_script_executable_and_the_rest_plain(skill: Skill, tmp_path: Path) -> None:
+    import stat
+
+    case = load_cases(skill).get("c1")
+    assert case is not None
+    old = os.umask(0o022)
+    try:
+        stage = stage_trial(tmp_path / "t", skill, case, ClaudeCode(), "with_skill")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((stage.skill_dir / "scripts" / "run.sh").stat().st_mode) == 0o755
+    assert stat.S_IMODE((stage.skill_dir / "references" / "guide.md").stat().st_mode) == 0o644
+    assert stat.S_IMODE((stage.workspace / "evals" / "files" / "data.csv").stat().st_mode) == 0o644
+
+
+@pytest.mark.parametrize("planted", ["symlink", "hardlink"])
+def test_staging_never_writes_through_what_is_already_at_the_destination(skill: Skill, tmp_path: Path, planted: str) -> None:
+    from pytest_skilleval.tier3.staging import stage_inputs
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched")
+    workspace = tmp_path / "workspace"
+    (workspace / "evals" / "files").mkdir(parents=True)
+    dest = workspace / "evals" / "files" / "data.csv"
+    if planted == "symlink":
+        dest.symlink_to(victim)
+    else:
+        os.link(victim, dest)
+    with pytest.raises(OSError):
+        stage_inputs(workspace, skill, ["evals/files/data.csv"], [])
+    assert victim.read_text() == "untouched"
+
+
+def test_an_input_that_cannot_be_read_safely_is_skipped_with_the_reason_and_the_rest_is_staged(tmp_path: Path) -> None:
+    from pytest_skilleval.tier3.staging import stage_inputs
+
+    root = write_skill(tmp_path / "skills", "demo-skill", {"SKILL.md": manifest(), "evals/files/a-hard.csv": "x\n",
+                                                           "evals/files/c-data.csv": "1,2\n"})
+    os.link(root / "evals/files/a-hard.csv", tmp_path / "second-name.csv")  # a hardlinked input: never read
+    (root / "evals/files/b-link.csv").symlink_to(tmp_path / "second-name.csv")
+    skill = Skill(root=root, key="demo-skill")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    skipped: list[str] = []
+    staged = stage_inputs(workspace, skill, ["evals/files/b-link.csv", "evals/files/a-hard.csv", "evals/files/c-data.csv"], skipped)
+    assert staged == ["evals/files/c-data.csv"]
+    assert skipped[0] == "evals/files/b-link.csv: not a regular file in the skill"
+    assert skipped[1].startswith("evals/files/a-hard.csv: ") and "hard link" in skipped[1]
+    assert (workspace / "evals/files/c-data.csv").read_text() == "1,2\n"
+
+
+def test_hidden_dirs_work_for_a_user_without_a_passwd_entry(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import pwd
+
+    def no_entry(uid: int) -> None:
+        raise KeyError(f"getpwuid(): uid not found: {uid}")  # as in a container run with an arbitrary uid
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+    assert tmp_path / ".claude/skills" in hidden_dirs([ClaudeCode()])
