@@ -182,6 +182,30 @@ def scripted_stage(tmp_path: Path, skill: Skill):  # type: ignore[no-untyped-def
     return gateway, stage
 
 
+def test_leak_guard_looks_inside_words_from_eight_characters_on(skill: Skill, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EIGHT_SECRET", "abcd1234")  # exactly the substring length: found glued into a word
+    monkeypatch.setenv("SEVEN_SECRET", "qrs5678")  # one shorter: only as a whole word
+    gateway, stage = scripted_stage(tmp_path, skill)
+    with gateway as gw, gw.trial("env", script=Script.from_data({"steps": [{"text": "x"}]})) as trial:
+        with pytest.raises(StagingError, match="EIGHT_SECRET"):
+            agent_environment(trial, stage, {"URL": "https://host/?sig=xxabcd1234yy"})
+        with pytest.raises(StagingError, match="SEVEN_SECRET"):
+            agent_environment(trial, stage, {"OPTS": "--pw qrs5678"})
+        assert agent_environment(trial, stage, {"ID": "zzqrs5678zz"})["ID"] == "zzqrs5678zz"
+
+
+def test_a_stage_is_fixed_once_made_and_names_its_writable_folders(skill: Skill, tmp_path: Path) -> None:
+    import dataclasses
+
+    case = load_cases(skill).get("c3")
+    assert case is not None
+    stage = stage_trial(tmp_path / "t", skill, case, ClaudeCode(), "without_skill")
+    assert stage.writable == (stage.workspace, stage.home, stage.tmp)  # what the sandbox lets the agent write
+    assert not stage.installed and not stage.skill_dir.exists()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        stage.workspace = tmp_path  # type: ignore[misc]
+
+
 def test_leak_guard_finds_a_long_secret_glued_into_a_word_and_ignores_too_short_values(skill: Skill, tmp_path: Path,
                                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SERVICE_API_KEY", "s3cr3tvalue9")  # 12 characters: looked for anywhere, not only as a word
@@ -249,10 +273,12 @@ def test_an_input_that_cannot_be_read_safely_is_skipped_with_the_reason_and_the_
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     skipped: list[str] = []
-    staged = stage_inputs(workspace, skill, ["evals/files/b-link.csv", "evals/files/a-hard.csv", "evals/files/c-data.csv"], skipped)
+    staged = stage_inputs(workspace, skill, ["evals/files/b-link.csv", "evals/files", "evals/files/missing.csv",
+                                             "evals/files/a-hard.csv", "evals/files/c-data.csv"], skipped)
     assert staged == ["evals/files/c-data.csv"]
-    assert skipped[0] == "evals/files/b-link.csv: not a regular file in the skill"
-    assert skipped[1].startswith("evals/files/a-hard.csv: ") and "hard link" in skipped[1]
+    assert skipped[:3] == ["evals/files/b-link.csv: not a regular file in the skill", "evals/files: not a regular file in the skill",
+                           "evals/files/missing.csv: not a regular file in the skill"]
+    assert skipped[3].startswith("evals/files/a-hard.csv: ") and "hard link" in skipped[3]
     assert (workspace / "evals/files/c-data.csv").read_text() == "1,2\n"
 
 
