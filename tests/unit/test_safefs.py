@@ -106,7 +106,7 @@ def test_which_files_must_be_text(rel: str, text: bool) -> None:
 
 
 def test_decoding_is_strict_and_says_where(tmp_path: Path) -> None:
-    assert safefs.decode_text("line\nzwei\n".encode(), "a.md") == "line\nzwei\n"
+    assert safefs.decode_text("line\nzwei ü\n".encode(), "a.md") == "line\nzwei ü\n"
     with pytest.raises(safefs.ReadError) as info:
         safefs.decode_text(b"one\ntwo\n\xff three\n", "a.md")
     assert info.value.finding.line == 3 and info.value.finding.message == "not valid UTF-8 at byte 8"
