@@ -6,7 +6,7 @@ objects with a call object, so the gateway, the sandbox and the judge are ordina
 
 An item's outcome is its trial's: PASSED passes; FAILED (the agent did not meet the case) fails,
 so ``--reruns`` retries it and JUnit shows every attempt; ERROR (no evidence: an outage, a crashed
-sandbox, the harness broke) fails; NOT_SCORED (nothing decided it) is skipped with its reason;
+sandbox, the harness broke) fails; NOT_SCORED (what would decide it was not checked) is skipped with its reason;
 a trial that cannot run here is skipped — or failed under CI=true. The rules: ``outcome.py``. Whether Tier 3 decides the
 run's exit status is the controller's business (advisory unless ``--block-on-agent-eval``).
 """

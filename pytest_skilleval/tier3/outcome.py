@@ -7,8 +7,9 @@ Statuses:
 
 - ``PASSED`` / ``FAILED``: the agent's result on the case. Only these two enter pass rates,
   pass@k / pass^k, dimension means and lift.
-- ``NOT_SCORED``: the trial ran, but nothing decided it (no assertion was decided and no judge
-  scored Correctness or Effectiveness — typically free-text assertions with no judge configured).
+- ``NOT_SCORED``: the trial ran, but what would decide it was not checked: a free-text assertion
+  with no judge configured (and no decided assertion failed), or no assertion at all and no judge to
+  score Correctness or Effectiveness.
   Kept out of every statistic like ERROR, and shown as such.
 - ``ERROR``: the trial is no evidence about the skill. Its :data:`ErrorCause` says whose fault:
   ``infra`` (the model API, the gateway's upstream, the sandbox: retried under
@@ -30,9 +31,11 @@ Rules, in the order they apply:
    — is FAILED "no output", before any assertion or score is looked at.
 4. Any decided assertion that failed → FAILED; a typed assertion that could not be decided → ERROR
    (``harness``); the judge left a free-text assertion open → ERROR (``judge``).
-5. All decided assertions passed → PASSED (free-text ones left open for want of a judge are named
-   in the reason).
-6. Nothing decided: the **task dimensions** (Correctness, Effectiveness) decide; Security and
+5. A free-text assertion left open for want of a judge: a check that could not be decided is not a
+   pass, so the trial is NOT_SCORED with the open assertions named — whatever the decided ones say,
+   unless Security is below 0.5 (a critical finding), which FAILS it (:func:`decide_unchecked`).
+6. Every assertion decided and all passed → PASSED.
+7. No assertion at all (or none applicable) and nothing left open: the **task dimensions** (Correctness, Effectiveness) decide; Security and
    Efficiency alone never pass a trial (a clean, idle run scores 1.0 on both). Neither task
    dimension scored → NOT_SCORED (but a Security below 0.5 — a critical finding — FAILS it first);
    else PASSED when their mean is ≥ 0.5 and Security (when scored) is ≥ 0.5, FAILED otherwise.
@@ -163,7 +166,7 @@ def infrastructure_failure(facts: RunFacts) -> str | None:
     return None
 
 
-# -- rules 4–6: deciding from assertions and dimensions ------------------------------------------------------
+# -- rules 4–7: deciding from assertions and dimensions ------------------------------------------------------
 @dataclass(frozen=True)
 class Decision:
     status: GradeStatus
@@ -171,8 +174,21 @@ class Decision:
     cause: ErrorCause | None = None
 
 
+def decide_unchecked(passed: int, unchecked: Sequence[str], why: str, dimensions: Mapping[str, float | None],
+                     limit: int = 3) -> Decision:
+    """Rule 5: no decided assertion failed, but ``unchecked`` free-text assertions were left open (``why``:
+    no judge). The verdict would hang on them, so the trial is not scored — never passed on the checks
+    that happened to be decidable. Security below 0.5 (a critical finding) still fails it."""
+    head = f"all {passed} decided assertion(s) passed" if passed else "no assertion decided the trial"
+    security = dimensions.get("security")
+    if security is not None and security < PASS_THRESHOLD:
+        return Decision(FAILED, f"{head}; Security {security:.2f} < {PASS_THRESHOLD}")
+    names = "; ".join(unchecked[:limit]) + (f"; +{len(unchecked) - limit} more" if len(unchecked) > limit else "")
+    return Decision(NOT_SCORED, f"{head}, but {len(unchecked)} free-text assertion(s) were not checked ({why}): {names}")
+
+
 def decide_unasserted(dimensions: Mapping[str, float | None]) -> Decision:
-    """Rule 6: no assertion decided the trial. Security and Efficiency alone never pass it."""
+    """Rule 7: no assertion decided the trial and none was left open. Security and Efficiency alone never pass it."""
     security = dimensions.get("security")
     if security is not None and security < PASS_THRESHOLD:  # Security can fail a trial, never pass one
         return Decision(FAILED, f"no assertion decided the trial; Security {security:.2f} < {PASS_THRESHOLD}")

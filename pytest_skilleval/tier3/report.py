@@ -76,7 +76,7 @@ class ArmStats(BaseModel):
     passed: int = 0
     failed: int = 0
     errors: int = 0
-    not_scored: int = 0  # ran, but nothing decided them (outcome.NOT_SCORED): out of every statistic, like errors
+    not_scored: int = 0  # ran, but what would decide them was not checked (outcome.NOT_SCORED): out of every statistic, like errors
     infra_retries: int = 0  # executions re-run after an infrastructure ERROR (--skilleval-infra-retries)
     skipped: int = 0
     measures: dict[str, float | None] = Field(default_factory=dict)  # overall + the five dimensions

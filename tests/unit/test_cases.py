@@ -576,6 +576,9 @@ LISTING = {"claude-code": "\n- {name}: {description}", "codex": "\n- {name}: {de
            "gemini": "<skill><name>{name}</name><description>{description}</description>"}
 #: The call that loads a skill in each CLI, and the argument naming it or its SKILL.md.
 LOADS = {"claude-code": ("Skill", "skill"), "codex": ("exec_command", "cmd"), "opencode": ("skill", "name"), "gemini": ("activate_skill", "name")}
+#: Each CLI's shell tool and its command argument (agent-clis.md §7).
+SHELLS = {"claude-code": ("Bash", "command"), "codex": ("exec_command", "cmd"), "opencode": ("bash", "command"),
+          "gemini": ("run_shell_command", "command")}
 
 
 def _answer_passes(answer: str, assertion: model._Assertion) -> bool:
@@ -584,7 +587,7 @@ def _answer_passes(answer: str, assertion: model._Assertion) -> bool:
     if isinstance(assertion, model.NotContains):
         return assertion.value not in answer
     if isinstance(assertion, model.Regex):
-        return re.search(assertion.pattern, answer) is not None
+        return re.search(assertion.pattern, answer, re.IGNORECASE if assertion.ignore_case else 0) is not None
     return True  # not an answer check
 
 
@@ -598,6 +601,8 @@ def test_example_cases_script_every_cli_keylessly(root: Path) -> None:
     for case in case_set:
         answer_checks = [a for a in case.assertions if a.target == "answer"]
         assert answer_checks, f"{case.id}: no typed answer check"
+        # `make eval` runs these keyless, with no judge: a free-text assertion would leave every trial NOT SCORED.
+        assert not case.judge_assertions(), f"{case.id}: free-text assertions need a judge"
         for agent in LOADS:
             script = case.script_for(agent)
             assert script is not None, (case.id, agent)
@@ -622,6 +627,10 @@ def test_example_cases_script_every_cli_keylessly(root: Path) -> None:
                 assert first["tool"] == tool and skill.name in first["args"][arg]
                 reads = [s for s in variant["steps"] if s.get("tool")]
                 assert any(f"{values['skill_dir']}/SKILL.md" in json.dumps(s["args"]) for s in reads), (case.id, agent)
+                # … and does what the case asks in this CLI's shell: runs the skill's own script
+                shell_tool, shell_arg = SHELLS[agent]
+                commands = [s["args"][shell_arg] for s in reads if s["tool"] == shell_tool and "SKILL.md" not in s["args"][shell_arg]]
+                assert commands and any(f"{values['skill_dir']}/scripts/" in c or "> CHANGELOG.md" in c for c in commands), (case.id, agent)
                 final = variant["steps"][-1]["text"]
                 baseline = rendered["steps"][-1]["text"]
                 assert not all(_answer_passes(baseline, a) for a in answer_checks)  # the no-skill answer is worse
@@ -636,7 +645,7 @@ def test_example_scripts_played_by_the_gateway_differ_by_arm(root: Path) -> None
     for case in load_cases(skill):
         for agent, (tool, _) in LOADS.items():
             script = Script.from_data(case.script_for(agent).render(values))  # type: ignore[union-attr]
-            tools = (tool, "Read", "read", "read_file", "exec_command")
+            tools = (tool, "Read", "read", "read_file", *(shell for shell, _ in SHELLS.values()))
             for offered in (True, False):
                 listing = LISTING[agent].format(name=skill.name, description=skill.description) if offered else ""
                 text = json.dumps({"system": listing, "messages": [case.prompt]}, ensure_ascii=False)

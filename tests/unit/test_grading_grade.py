@@ -43,7 +43,10 @@ def test_without_a_judge_or_typed_proxies_correctness_and_effectiveness_are_no_s
     # Nothing decided by an assertion and no task dimension scored: Security, Discoverability and
     # Efficiency (all 1.0 here) never pass a trial on their own. On a99a1ca this PASSED (score ≥ 0.5).
     assert result.score == 1.0 and result.status == "NOT_SCORED" and result.cause is None
-    assert result.reason is not None and result.reason.startswith("no assertion was decided and neither Correctness nor Effectiveness")
+    assert result.reason == f"no assertion decided the trial, but 1 free-text assertion(s) were not checked ({NO_JUDGE}): reported 3 rows"
+    unasserted = grade(evidence(trajectory(invocations=(loaded(),))), case(), None)  # no assertion at all
+    assert unasserted.status == "NOT_SCORED" and unasserted.reason is not None
+    assert unasserted.reason.startswith("no assertion was decided and neither Correctness nor Effectiveness")
 
 
 def test_with_nothing_decided_a_low_score_fails() -> None:
@@ -123,10 +126,31 @@ def test_free_text_assertions_without_a_judge_are_not_scored() -> None:
     assert [o.passed for o in result.assertions] == [None, None]
 
 
-def test_typed_assertions_decide_and_the_unchecked_free_text_is_named() -> None:
-    result = grade(evidence(trajectory()), case(Contains(value="3 rows"), FREE), None)
-    assert result.status == "PASSED"
-    assert result.reason == f"all 1 decided assertion(s) passed; 1 free-text assertion(s) not checked ({NO_JUDGE})"
+def test_passing_typed_assertions_do_not_pass_a_trial_with_unchecked_free_text() -> None:
+    """A check that could not be decided is not a pass (issue 10): typed assertions that pass while a
+    free-text one is unchecked for want of a judge leave the trial NOT SCORED, the unchecked ones named.
+    Before, this trial PASSED with the free text merely noted."""
+    result = grade(evidence(trajectory()), case(Contains(value="3 rows"), FREE, Judge(text="reported the mean")), None)
+    assert result.status == "NOT_SCORED" and result.cause is None
+    assert result.reason == (f"all 1 decided assertion(s) passed, but 2 free-text assertion(s) were not checked ({NO_JUDGE}): "
+                             "reported 3 rows; reported the mean")
+    assert result.dimensions["correctness"] == 1.0  # the dimensions stay visible, out of the stats
+
+
+def test_a_decided_typed_failure_still_fails_beside_unchecked_free_text() -> None:
+    result = grade(evidence(trajectory()), case(Contains(value="median"), FREE), None)
+    assert result.status == "FAILED" and result.reason is not None
+    assert result.reason.startswith("1 of 1 decided assertion(s) failed: contains(value='median')")
+
+
+def test_a_critical_security_finding_fails_a_trial_whose_free_text_is_unchecked() -> None:
+    result = grade(evidence(trajectory(shell("rm -rf /"))), case(Contains(value="3 rows"), FREE), None)
+    assert result.status == "FAILED" and result.reason is not None and "Security 0.00 < 0.5" in result.reason
+
+
+def test_typed_assertions_alone_decide_a_trial() -> None:
+    result = grade(evidence(trajectory()), case(Contains(value="3 rows")), None)
+    assert result.status == "PASSED" and result.reason == "all 1 decided assertion(s) passed"
 
 
 def test_a_timeout_fails_the_trial() -> None:

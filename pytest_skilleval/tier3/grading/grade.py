@@ -10,9 +10,11 @@ The combination rules, in order (docs/grading.md explains each):
 3. Status: the rules of :mod:`pytest_skilleval.tier3.outcome` — no output (no answer after
    stripping, no tool call, no workspace change) → FAILED "no output"; a failed judge → ERROR; any
    decided assertion failed → FAILED; an undecidable typed assertion or a free-text one the judge
-   left open → ERROR; all decided ones passed → PASSED; nothing decided → the task dimensions
-   (Correctness, Effectiveness) against 0.5, or NOT_SCORED when neither is scored — Security and
-   Efficiency alone never pass a trial.
+   left open → ERROR; a free-text one left open for want of a judge → NOT_SCORED, naming it (a
+   check that could not be decided is not a pass; a critical Security finding still FAILS); every
+   assertion decided and passed → PASSED; no assertion at all → the task dimensions (Correctness,
+   Effectiveness) against 0.5, or NOT_SCORED when neither is scored — Security and Efficiency alone
+   never pass a trial.
 4. Dimensions: Security = min(rules, judge); Correctness = judge, else the share of answer checks
    passed; Discoverability = routing (with_skill only), else judge; Effectiveness = mean(judge,
    free-text share), else the share of workspace/command/trajectory checks passed; Efficiency =
@@ -175,7 +177,7 @@ def _names(outcomes: list[AssertionOutcome], limit: int = 3) -> str:
 
 def _status(outcomes: list[AssertionOutcome], typed: list[AssertionOutcome], free: list[AssertionOutcome], failure: JudgeFailed | None,
             judged: bool, dims: dict[str, float | None]) -> outcome.Decision:
-    """Rules 4–6 of :mod:`pytest_skilleval.tier3.outcome`."""
+    """Rules 4–7 of :mod:`pytest_skilleval.tier3.outcome`."""
     if failure is not None:
         failed_typed = [o for o in typed if o.passed is False]
         return outcome.Decision(outcome.ERROR, failure.reason + (f" (typed assertions failed too: {_names(failed_typed)})" if failed_typed else ""),
@@ -192,7 +194,8 @@ def _status(outcomes: list[AssertionOutcome], typed: list[AssertionOutcome], fre
     if judged and open_free:
         return outcome.Decision(outcome.ERROR, f"the judge gave no verdict for {len(open_free)} free-text assertion(s): {_names(open_free)}",
                                 "judge")
+    if open_free:  # no judge: a check that could not be decided is not a pass
+        return outcome.decide_unchecked(len(decided), [o.description for o in open_free], NO_JUDGE, dims)
     if decided:
-        unchecked = f"; {len(open_free)} free-text assertion(s) not checked ({NO_JUDGE})" if open_free else ""
-        return outcome.Decision(outcome.PASSED, f"all {len(decided)} decided assertion(s) passed{unchecked}")
+        return outcome.Decision(outcome.PASSED, f"all {len(decided)} decided assertion(s) passed")
     return outcome.decide_unasserted(dims)
