@@ -2,9 +2,12 @@
 
 Items publish their results on ``report.user_properties``; xdist ships those to the controller
 and replays ``pytest_runtest_logreport`` there, so this object sees every result exactly as a
-plain run would. It writes once, at session end — also after Ctrl-C or SIGTERM, then marked
-incomplete, as it is when an xdist worker crashed (the item it was running is reported INCOMPLETE on
-its card). A report that cannot be written fails the run: CI must not go green without one.
+plain run would. Each check result goes to a spool on disk as it arrives (``spool.py``), not into
+memory, and leaves the report pytest keeps to the end once every hook has seen it: the controller's
+memory does not grow with the catalog. It writes once, at session end, reading the spool back one
+skill at a time — also after Ctrl-C or SIGTERM, then marked incomplete, as it is when an xdist worker
+crashed (the item it was running is reported INCOMPLETE on its card). A report that cannot be
+written fails the run: CI must not go green without one.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import re
 import signal
 import threading
 import time
+from collections.abc import Callable, Generator, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,7 +28,8 @@ from pytest_skilleval import atomic, shard, state
 from pytest_skilleval.collect import RESULT_PROPERTY
 from pytest_skilleval.config import Settings
 from pytest_skilleval.reports import benchmark_md, html, provenance, summary
-from pytest_skilleval.reports.model import CheckRecord, RunReport, build_run, build_skill
+from pytest_skilleval.reports.model import CheckRecord, RunReport, SkillReport, build_run, build_skill
+from pytest_skilleval.reports.spool import Spool
 from pytest_skilleval.results import CheckResult
 from pytest_skilleval.selection.report import SELECTION_PROPERTY
 from pytest_skilleval.selection.report import summarize as summarize_selection
@@ -55,7 +60,9 @@ class ReportSession:
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.config = config
         self.settings = settings
-        self.records: dict[str, dict[str, CheckRecord]] = {}
+        self.results = Spool()  # skill key -> check -> the item's result envelope (JSON), on disk
+        self.skills = Spool()  # skill key -> the SkillReport's JSON, written at session end
+        self._calls: dict[str, pytest.TestReport] = {}  # nodeid -> call report, until its teardown has been seen
         self.meta: dict[str, tuple[str, str]] = {}
         self.run: RunReport | None = None
         self.written: list[Path] = []
@@ -76,6 +83,8 @@ class ReportSession:
 
     @pytest.hookimpl
     def pytest_unconfigure(self) -> None:
+        self.results.close()
+        self.skills.close()
         if self._previous_sigterm is not None:
             signal.signal(signal.SIGTERM, self._previous_sigterm)  # type: ignore[arg-type]
             self._previous_sigterm = None
@@ -92,7 +101,8 @@ class ReportSession:
         tier = int(match["tier"]) if match["tier"] else 3
         check = match["name"] if match["tier"] else f"{match['kind']}::{match['name']}"
         reason = f"no result: {report.longrepr} (killed, or out of memory)"
-        self.records.setdefault(key, {})[check] = CheckRecord(blocking=True, result=CheckResult.incomplete(check, reason, tier=tier))
+        record = CheckRecord(blocking=True, result=CheckResult.incomplete(check, reason, tier=tier))
+        self.results.add(key, check, record.model_dump_json())
         self.meta.setdefault(key, (path.name, str(path)))
 
     @pytest.hookimpl
@@ -120,9 +130,29 @@ class ReportSession:
             if name != RESULT_PROPERTY or report.when != "call":  # teardown's report repeats call's properties
                 continue
             envelope = json.loads(value)
-            record = CheckRecord(blocking=envelope["blocking"], result=envelope["result"])
-            self.records.setdefault(envelope["skill"], {})[record.result.check] = record
+            self.results.add(envelope["skill"], envelope["result"]["check"], value)
             self.meta[envelope["skill"]] = (envelope["skill_name"], envelope["skill_path"])
+
+    @pytest.hookimpl(wrapper=True, specname="pytest_runtest_logreport")
+    def pytest_runtest_logreport_release(self, report: pytest.TestReport) -> Generator[None, None, None]:
+        """Once every hook has seen an item's reports (JUnit takes its copy at teardown), the result leaves them:
+        pytest keeps every report to the end, and 5,000 skills' results would stay in memory with them. (A second
+        implementation of the hook, under a name pytest registers: it takes only ``pytest_*`` names.)"""
+        yield
+        if report.when == "call":
+            self._calls[report.nodeid] = report
+        elif report.when == "teardown":
+            for seen in (self._calls.pop(report.nodeid, None), report):
+                if seen is not None:  # in place: under -n 0 the reports share the item's list
+                    seen.user_properties[:] = [(k, v) for k, v in seen.user_properties if k != RESULT_PROPERTY]
+
+    def records(self, key: str) -> list[CheckRecord]:
+        """A skill's check records, read back from the spool."""
+        out = []
+        for text in self.results.read(key):
+            data = json.loads(text)
+            out.append(CheckRecord(blocking=data["blocking"], result=data["result"]))
+        return out
 
     def tier3_reports(self) -> dict[str, tier3_report.Tier3Report]:
         settings = self.config.stash[TIER3].settings
@@ -138,17 +168,24 @@ class ReportSession:
         return trigger_metrics.summarize(self.triggers.values(), thresholds=thresholds)
 
     def build(self, exitstatus: int) -> RunReport:
+        """The run, with its skills light (no check records: counts, verdicts, the summary and the exit status
+        need none). Each whole SkillReport is built once, one at a time, and kept as JSON in ``self.skills``
+        for the writers (:meth:`skill_reports`)."""
         tier3 = self.tier3_reports()
         triggers = self.trigger_reports()
-        keys = sorted(set(self.records) | set(tier3) | set(triggers))
-        skills = [build_skill(key, *self.meta[key], list(self.records.get(key, {}).values()), tier3.get(key)) for key in keys]
-        for sk in skills:
-            sk.triggers = triggers.get(sk.key)
+        keys = sorted(set(self.results.groups()) | set(tier3) | set(triggers))
+        self.skills.close()
+        light = []
+        for key in keys:
+            sk = build_skill(key, *self.meta[key], self.records(key), tier3.get(key))
+            sk.triggers = triggers.get(key)
+            self.skills.add(key, "", sk.model_dump_json(indent=2))
+            light.append(sk.model_copy(update={"checks": []}))
         complete = exitstatus not in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR) and not self.crashed
         s = self.settings
         settings = {"profile": s.profile, "fail_on": s.fail_on.value, "checks": s.checks or "default",
                     "allow_incomplete": s.allow_incomplete, "min_quality": s.min_quality}
-        run = build_run(skills, tool=provenance.tool_info(), generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        run = build_run(light, tool=provenance.tool_info(), generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
                         complete=complete, exit_status=int(exitstatus), settings=settings)
         run.duration_s = round(time.monotonic() - self.started, 3)
         part = shard.current(self.config)
@@ -157,11 +194,17 @@ class ReportSession:
             run.selection = summarize_selection(json.loads(v) for v in self.selection.values())
         return run
 
+    def skill_reports(self) -> Iterator[tuple[SkillReport, str]]:
+        """Each whole skill report with its JSON (``indent=2``), in key order, read back one at a time."""
+        for key in sorted(self.skills.groups()):
+            for text in self.skills.read(key):
+                yield SkillReport.model_validate_json(text), text
+
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self._previous_sigterm is not None:  # the run is ending anyway: a late SIGTERM must not cut the report in half
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        if not self.records and not self.selection and not self.trials and not self.triggers:
+        if not self.results and not self.selection and not self.trials and not self.triggers:
             return
         self.run = self.build(exitstatus)
         below = [f"{sk.key} [{agent}]" for sk in self.run.skills if sk.triggers for agent in sk.triggers.failing_agents]
@@ -176,7 +219,7 @@ class ReportSession:
         if self.settings.report_dir is None:
             return
         try:
-            self.written = write_reports(self.run, self.settings.report_dir, self.config.invocation_params.dir)
+            self.written = write_reports(self.run, self.settings.report_dir, self.config.invocation_params.dir, self.skill_reports)
         except OSError as exc:  # the outcomes stand, but a run whose report is lost is not green
             self.write_error = f"{type(exc).__name__}: {exc}"
             if session.exitstatus == pytest.ExitCode.OK:
@@ -201,19 +244,48 @@ class ReportSession:
             terminalreporter.write_line(f"skilleval: {cards} BENCHMARK.md card(s), results.json and index.html in {self.settings.report_dir}")
 
 
-def write_reports(run: RunReport, report_dir: Path, project: Path | None = None) -> list[Path]:
+#: Where the skills go in ``RunReport.model_dump_json(indent=2)`` of a run whose skill list is empty.
+_NO_SKILLS = '\n  "skills": []'
+
+
+def _results_json(run: RunReport, skills: Iterable[str]) -> Iterator[str]:
+    """``run.model_dump_json(indent=2) + "\n"`` piece by piece, the skills taken from ``skills`` (each a
+    SkillReport's ``model_dump_json(indent=2)``) instead of ``run.skills``: the same text, never whole in memory."""
+    head, tail = run.model_copy(update={"skills": []}).model_dump_json(indent=2).split(_NO_SKILLS)
+    yield head + '\n  "skills": ['
+    first = True
+    for text in skills:
+        yield ("\n" if first else ",\n") + "\n".join("    " + line for line in text.split("\n"))
+        first = False
+    yield ("]" if first else "\n  ]") + tail + "\n"
+
+
+def write_reports(run: RunReport, report_dir: Path, project: Path | None = None,
+                  skills: Callable[[], Iterable[tuple[SkillReport, str]]] | None = None) -> list[Path]:
     """Cards, results.json and index.html; no symbolic link is followed in the folders the run creates
-    or inside ``project`` (see :func:`atomic.trusted_prefix`)."""
+    or inside ``project`` (see :func:`atomic.trusted_prefix`). ``skills`` gives the whole skill reports
+    with their JSON one at a time (the session's spool); without it they are ``run.skills``."""
+    def in_run() -> Iterator[tuple[SkillReport, str]]:
+        return ((sk, sk.model_dump_json(indent=2)) for sk in run.skills)
+
+    skills = skills or in_run
     written = []
     trusted = atomic.trusted_prefix(report_dir, project) if project is not None else None
     atomic.ensure_dir(report_dir, trusted)
     seen: set[Path] = set()
-    for sk in run.skills:
-        target = card_dir(report_dir, sk.key)
-        while target in seen:  # two keys that sanitise to one folder must not overwrite each other
-            target = target.with_name(target.name + "_")
-        seen.add(target)
-        written.append(atomic.write_atomic(target / "BENCHMARK.md", benchmark_md.render(sk, run), trusted, durable=False))
-    written.append(atomic.write_atomic(report_dir / "results.json", run.model_dump_json(indent=2) + "\n", trusted, durable=False))
-    written.append(html.write(run.model_dump(mode="json"), report_dir, trusted))  # from the same document, as `skilleval html` reads it
+    cards: list[Path] = []
+
+    def each_skill() -> Iterator[str]:
+        for sk, text in skills():
+            target = card_dir(report_dir, sk.key)
+            while target in seen:  # two keys that sanitise to one folder must not overwrite each other
+                target = target.with_name(target.name + "_")
+            seen.add(target)
+            cards.append(atomic.write_atomic(target / "BENCHMARK.md", benchmark_md.render(sk, run), trusted, durable=False))
+            yield text
+
+    results = atomic.write_atomic_chunks(report_dir / "results.json", _results_json(run, each_skill()), trusted, durable=False)
+    written += [*cards, results]
+    # from the document just written, as `skilleval html` reads it
+    written.append(html.write(json.loads(results.read_text(encoding="utf-8")), report_dir, trusted))
     return written
