@@ -17,7 +17,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from pytest_skilleval import frontmatter, safefs
+from pytest_skilleval import frontmatter, mdfast, safefs
 from pytest_skilleval.results import Finding, Severity
 
 MANIFEST = "SKILL.md"
@@ -224,13 +224,16 @@ class Skill:
         return markdown_links(self.body_tokens)
 
 
-def parse_markdown(text: str, first_line: int = 1) -> list[Token]:
+def parse_markdown(text: str, first_line: int = 1, *, fast: bool = True) -> list[Token]:
     """markdown-it tokens of ``text`` (its first MAX_MARKDOWN_CHARS, cut at a line end); ``token.map``
-    shifted so line 1 is ``first_line``."""
+    shifted so line 1 is ``first_line``. ``fast``: through markdown-it-pyrs (:mod:`mdfast`), the same
+    tokens where the checks read them; the line spans of list items and quotes may end earlier than
+    markdown-it-py's, so code that cuts a document by those (Tier 2's chunking) asks for ``fast=False``."""
     if len(text) > MAX_MARKDOWN_CHARS:
         cut = text.rfind("\n", 0, MAX_MARKDOWN_CHARS)
         text = text[: cut if cut > 0 else MAX_MARKDOWN_CHARS]
-    tokens = _markdown(text.count("|") <= MAX_TABLE_CELLS).parse(text)
+    tables = text.count("|") <= MAX_TABLE_CELLS
+    tokens = (mdfast.parse(text, tables) if fast else None) or _markdown(tables).parse(text)
     shift = first_line - 1
     if shift:
         for tok in tokens:

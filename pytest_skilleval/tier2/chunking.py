@@ -72,7 +72,7 @@ def strip_frontmatter(text: str) -> tuple[str, int]:
 def chunk_markdown(text: str, file: str, first_line: int = 1) -> list[Chunk]:
     """Chunks of a Markdown ``text`` whose first line is line ``first_line`` of ``file``."""
     lines = text.split("\n")
-    tokens = parse_markdown(text)
+    tokens = parse_markdown(text, fast=False)  # cut by list-item and quote spans: markdown-it-py's
     out: list[Chunk] = []
     headings: list[tuple[int, str]] = []
     i = 0

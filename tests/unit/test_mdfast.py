@@ -1,0 +1,153 @@
+"""mdfast gives the tokens markdown-it-py gives, wherever a check reads them.
+
+The projection below is everything Tier 1 reads from Markdown tokens: headings (level, line, text),
+inline tokens (line, and the children a check reads: text, code spans, inline HTML, images with their
+label and source, breaks, link targets), fences and indented code (lines, content, info), HTML
+blocks, table rows. Both parsers must agree on it for every Markdown file and every SKILL.md body of
+the shared corpus and for the edge cases here; where the fast path cannot promise that, it returns
+None and markdown-it-py parses.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import CORPUS, require
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from pytest_skilleval import mdfast
+from pytest_skilleval.skill import Skill, parse_markdown
+
+SLOW = MarkdownIt("commonmark").enable("table")
+
+
+def _children(tok: Token) -> list[tuple[Any, ...]]:
+    out: list[tuple[Any, ...]] = []
+    for c in tok.children or ():
+        if c.type == "text" and not c.content:
+            continue  # markdown-it-py leaves empty text where emphasis delimiters were: nothing to read
+        if c.type in ("text", "code_inline", "html_inline"):
+            item: tuple[Any, ...] = (c.type, c.content)
+        elif c.type == "image":
+            item = ("image", c.content, c.attrs.get("src"))
+        elif c.type in ("softbreak", "hardbreak"):
+            item = (c.type,)
+        elif c.type == "link_open":
+            item = ("link_open", c.attrs.get("href"))
+        else:
+            continue
+        if item[0] == "text" and out and out[-1][0] == "text":
+            out[-1] = ("text", out[-1][1] + item[1])
+        else:
+            out.append(item)
+    return out
+
+
+def project(tokens: list[Token]) -> list[tuple[Any, ...]]:
+    out: list[tuple[Any, ...]] = []
+    prev = None
+    for t in tokens:
+        if t.type == "heading_open":
+            out.append((t.type, t.tag, t.map[0] if t.map else None))
+        elif t.type == "inline":
+            out.append(("inline", t.map[0] if t.map else None, t.content.strip() if prev == "heading_open" else None, _children(t)))
+        elif t.type == "fence":
+            out.append((t.type, tuple(t.map or ()), t.content, t.info))
+        elif t.type == "code_block":
+            out.append((t.type, tuple(t.map or ()), t.content))
+        elif t.type == "html_block":
+            out.append((t.type, t.map[0] if t.map else None, t.content))
+        elif t.type in ("tr_open", "tr_close"):
+            out.append((t.type,))
+        prev = t.type
+    return out
+
+
+EDGE_CASES = [
+    "# Title\n\nText with `code` and [link](http://x.y/a b \"t\") and ![alt *em*](img.png).\n",
+    "Entities &amp; &copy; &#35; &#x41; \\* \\_ \\\\ done\n",
+    "<http://auto.link/path> and <mailto:a@b.c> and <a@b.c>\n",
+    "Setext\n===\n\nSetext two\nlines\n---\n",
+    "## Closed ##\n#\n### \n#hashtag\n",
+    "- tight\n- list\n  - nested\n    with lazy\n- end\n\n1. loose\n\n2. items\n",
+    "> quote\n> - list in quote\n>   ```sh\n>   rm -rf /\n>   ```\n",
+    "```python title=x\ncode\n```\n\n~~~\ntilde\n~~~\n\n    indented\n    code\n\n\n    more\n",
+    "```\nunclosed\n\n",
+    "- item\n  ```\n  unclosed in list\n\nafter\n",
+    "| a | b |\n|:--|--:|\n| `x|y` | [l](u) |\n| 3 |\n",
+    "<div>\n*not md*\n</div>\n\n<!-- comment -->\ntext <span>inline</span> <br/>\n",
+    "hard  \nbreak\\\nsoft\nbreak\n",
+    "[ref]\n\n[ref]: http://example.com \"Title\"\n[other]: <url with space>\n",
+    "``code with ` tick`` and `` ` `` and `multi\nline`\n",
+    "*em **strong** em* ***both*** _under_ __dunder__ **unclosed\n",
+    "Tab\tinside\n\n\tcode by tab\n",
+    "![outer ![inner](a.png)](b.png)\n",
+    "[link with `code` and *em*](http://x \"t\") [empty]()\n",
+    "Text\n***\n---\n___\n",
+    "1) paren list\n2) second\n",
+    "  # indented heading\n   > indented quote\n",
+    "| only header |\n|---|\n",
+    "a | b\n--|--\nc | d\n",
+    "",
+    "\n\n\n",
+    "<script>\nalert(1)\n</script>\nafter\n",
+    "Foo *bar\nbaz*\n",
+    "[a](<b c>) [d](e 'f') [g](h (i))\n",
+    "* a\n\n  b\n\n* c\n",
+    "> a\nlazy\n> b\n\n>\n",
+    "#5 not heading\n\\# not heading\n",
+    # markdown-it-py ends a table at a list item of any number; the fast path must not read it as a row
+    "| a | b |\n|---|---|\n| 1 | 2 |\n8. **x** y\n",
+    # where the parsers differ, the fast path declines: CR line ends, NUL, a non-ASCII link (punycode
+    # in markdown-it-py, percent-encoding in markdown-it.rs), nesting past the Rust parser's limit
+    "line\r\nwith crlf\r\n",
+    "nul\0byte\n",
+    "ünïcödé 中文 😀 `日本` [リンク](http://例え.jp)\n",
+    ">" * 3000 + " deep\n",
+]
+
+
+@pytest.mark.parametrize("text", EDGE_CASES)
+def test_edge_cases_read_the_same(text: str) -> None:
+    require(mdfast.available(), "markdown-it-pyrs is not installed (no wheel for this Python): the fast path is off")
+    assert project(parse_markdown(text)) == project(SLOW.parse(text))
+
+
+@pytest.mark.parametrize("text", ["line\r\nwith crlf\r\n", "nul\0byte\n", "[リンク](http://例え.jp)\n", ">" * 3000 + " x\n",
+                                  "| a | b |\n|---|---|\n| 1 | 2 |\n8. x\n"])
+def test_the_fast_path_declines_what_it_cannot_promise(text: str) -> None:
+    require(mdfast.available(), "markdown-it-pyrs is not installed (no wheel for this Python): the fast path is off")
+    assert mdfast.parse(text) is None
+
+
+def test_lines_are_shifted_like_markdown_it_py() -> None:
+    text = "# H\n\n```sh\nrm -rf /\n```\n\n- [a](b)\n"
+    assert project(parse_markdown(text, 7)) == project(parse_markdown(text, 7, fast=False))
+    assert [t.map for t in parse_markdown(text, 7) if t.type == "fence"] == [[8, 11]]
+
+
+def test_every_markdown_file_and_skill_body_of_the_corpus_reads_the_same() -> None:
+    require(mdfast.available(), "markdown-it-pyrs is not installed (no wheel for this Python): the fast path is off")
+    require(CORPUS.is_dir(), f"the shared corpus is not at {CORPUS}")
+    differ, declined, files = [], 0, 0
+    for path in sorted(p for p in CORPUS.rglob("*") if p.suffix.lower() in (".md", ".markdown", ".mdc") and p.is_file()):
+        try:
+            text = path.read_text("utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        texts = [text]
+        if path.name == "SKILL.md":
+            texts.append(Skill(path.parent, path.parent.name).body)
+        for t in texts:
+            files += 1
+            fast = mdfast.parse(t)
+            if fast is None:
+                declined += 1
+            elif project(fast) != project(SLOW.parse(t)):
+                differ.append(str(path.relative_to(CORPUS)))
+    assert files > 1500
+    assert differ == []
+    assert declined < files // 20  # the fast path is the rule, not the exception
