@@ -10,7 +10,6 @@ None and markdown-it-py parses.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
