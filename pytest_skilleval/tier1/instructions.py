@@ -277,8 +277,15 @@ class InstructionsCheck(Check):
             # one substring test per file instead of one per segment.
             whole = " ".join(seg.lower for seg in segs)
             candidates = [r for r in rules if not r.keywords or any(k in whole for k in r.keywords)]
+            # Then per segment, the few keywords the file holds instead of every rule's every keyword:
+            # a rule is tried on a segment exactly when one of its keywords is in it (as in _matches).
+            present = {k for r in candidates for k in r.keywords if k in whole}
             for seg in segs:
+                low = seg.lower
+                here = {k for k in present if k in low}
                 for rule in candidates:
+                    if rule.keywords and here.isdisjoint(rule.keywords):
+                        continue
                     for f in scan_segment(rule, seg, rel):
                         key = (f.rule, rel, f.line)  # one finding per rule and line: the worst
                         if key not in best or f.severity.rank > best[key].severity.rank:

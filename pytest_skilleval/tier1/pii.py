@@ -42,6 +42,8 @@ class _Rule:
     skip_lines: re.Pattern[str] | None = None
     skip_files: re.Pattern[str] | None = None  # matched against the file's base name
     context: re.Pattern[str] | None = None
+    #: Contained in every match, never across a line: finds candidate lines fast (see pii.yaml).
+    prefilter: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,7 @@ def rules_config() -> _Config:
     parsed = tuple(
         _Rule(id=r["id"], severity=Severity.parse(r["severity"]), label=r["label"], pattern=re.compile(r["pattern"], re.MULTILINE),
               suggestion=r["suggestion"], data=r, allow=_allow_lists(r), skip_lines=_opt(r.get("skip_lines")), skip_files=_opt(r.get("skip_files")),
-              context=_opt(r.get("context")))
+              context=_opt(r.get("context")), prefilter=_opt(r.get("prefilter")))
         for r in data["rules"]
     )
     return _Config(parsed, frozenset(data["suffixes"]), bool(data["include_eval_dirs"]), data["ignore_marker"])
@@ -220,16 +222,21 @@ _REQUIRED_TEXT = {"pii.email": "@", "pii.home-path": "Users"}
 
 def _candidate_lines(text: str, rules: list[_Rule]) -> list[int]:
     """Line numbers (1-based, ascending) where some rule's pattern can match, found with one pass
-    of each pattern over the whole text instead of one per line. Every line a whole-text match
-    touches is a candidate, so a match that a line-by-line scan would find is never skipped: the
-    patterns' look-arounds treat a newline as they treat the end of a line (asserted in the tests)."""
+    of each rule's prefilter (or pattern) over the whole text instead of one per line. Every line a
+    whole-text match touches is a candidate, so a match that a line-by-line scan would find is never
+    skipped: a prefilter is contained in every match and never spans a line, and the patterns'
+    look-arounds treat a newline as they treat the end of a line (asserted in the tests)."""
     starts: list[int] | None = None
     found: set[int] = set()
     for rule in rules:
         needed = _REQUIRED_TEXT.get(rule.id)
-        if (needed and needed not in text) or (rule.context and not rule.context.search(text)):
-            continue  # a substring every match holds, or the context a line needs, is nowhere in the file
-        for m in rule.pattern.finditer(text):
+        if needed and needed not in text:
+            continue  # a substring every match holds is nowhere in the file
+        finder = rule.prefilter or rule.pattern
+        first_hit = finder.search(text)
+        if first_hit is None or (rule.context and not rule.context.search(text)):
+            continue  # no candidate, or the context a line needs is nowhere in the file
+        for m in finder.finditer(text, first_hit.start()):
             if starts is None:
                 starts = [n.start() for n in _NEWLINE.finditer(text)]
             first = bisect.bisect_left(starts, m.start()) + 1

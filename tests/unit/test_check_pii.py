@@ -249,3 +249,26 @@ def test_candidate_lines_cover_the_corpus() -> None:
     for path in files:
         text = path.read_text(encoding="utf-8", errors="replace")
         assert _line_by_line(text) <= set(pii._candidate_lines(text, list(pii.rules_config().rules))), path
+
+
+def test_each_prefilter_is_in_every_match_and_never_spans_a_line() -> None:
+    """What makes the fast candidate pass safe (pii.yaml, ``prefilter``): over the corpus and the
+    examples above, every match of a rule's pattern contains a match of its prefilter, and no
+    prefilter match holds a newline."""
+    texts = [path.read_text(encoding="utf-8", errors="replace")
+             for path in sorted(CORPUS.rglob("*")) if path.suffix in (".md", ".py", ".sh", ".json", ".yaml", ".txt") and path.is_file()]
+    require(len(texts) > 1000, f"corpus not found at {CORPUS}")
+    texts += ["call 415-867-5309", "alice.smith@corp-mail.de", "+44 20 7946 0958", "4111 1111 1111 1111", "/Users/bob/x",
+              "C:\\Users\\carol\\x", "8.8.8.8", "NI number AB 12 34 56 C", "078-05-1120", "(415) 867-5309", "1-415-867-5309"]
+    rules = [r for r in pii.rules_config().rules if r.prefilter is not None]
+    assert {r.id for r in rules} == {r.id for r in pii.rules_config().rules}
+    matched = 0
+    for text in texts:
+        for rule in rules:
+            assert rule.prefilter is not None
+            for line in text.split("\n"):
+                for m in rule.pattern.finditer(line):
+                    matched += 1
+                    assert rule.prefilter.search(m.group(0)), (rule.id, m.group(0))
+            assert all("\n" not in m.group(0) for m in rule.prefilter.finditer(text)), rule.id
+    assert matched > 100
