@@ -61,19 +61,26 @@ def serve(path: str) -> None:
                 code = pytest.main(request["args"])
                 sys.stdout.flush()
                 os._exit(int(code))
-            _, status, usage = os.wait4(pid, 0)
+            _, status = os.waitpid(pid, 0)
             code = os.waitstatus_to_exitcode(status)
-            if os.environ.get("SKILLEVAL_FORKSERVER_LOG"):
-                print(f"{code} {usage.ru_utime + usage.ru_stime:.2f}s cpu", flush=True)
-            conn.sendall(f"{code}\n".encode())
+            try:
+                conn.sendall(f"{code}\n".encode())
+            except OSError:
+                pass  # the client was killed (cosmic-ray's timeout): nobody to tell, serve the next one
 
 
 def run(path: str, timeout: str, args: list[str]) -> int:
-    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    client.connect(path)
-    client.sendall((json.dumps({"cwd": os.getcwd(), "timeout": float(timeout), "args": args}) + "\n").encode())
-    reply = client.makefile().readline().strip()
-    return int(reply) if reply else 99
+    """One pytest run through the server; without an answer from it, a plain pytest process instead:
+    a failure of the server must never count as a killed mutant."""
+    try:
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        client.connect(path)
+        client.sendall((json.dumps({"cwd": os.getcwd(), "timeout": float(timeout), "args": args}) + "\n").encode())
+        reply = client.makefile().readline().strip()
+        return int(reply)
+    except (OSError, ValueError):
+        os.execv(sys.executable, [sys.executable, "-m", "pytest", *args])
+        raise
 
 
 if __name__ == "__main__":

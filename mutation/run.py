@@ -224,7 +224,8 @@ def main() -> int:
     equivalents_file = tomllib.loads((HERE / "equivalents.toml").read_text()) if (HERE / "equivalents.toml").exists() else {}
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", help=f"default: all of {', '.join(modules)}")
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per mutant's test run")
+    parser.add_argument("--timeout", type=float, default=60.0,
+                        help="seconds per mutant's test run (a module may set its own `timeout`); a mutant that times out is killed")
     parser.add_argument("--report-dir", type=Path, default=REPO / "mutation-report")
     parser.add_argument("--survivors", action="store_true", help="re-run only the survivors of each module's last run")
     args = parser.parse_args()
@@ -235,7 +236,8 @@ def main() -> int:
     rows = []
     for name in args.modules or list(modules):
         entries = {e["mutation"]: e["reason"] for e in equivalents_file.get(name, [])}
-        tally = run_module(name, modules[name], entries, sys.executable, args.timeout, args.report_dir, args.survivors)
+        timeout = modules[name].get("timeout", args.timeout)
+        tally = run_module(name, modules[name], entries, sys.executable, timeout, args.report_dir, args.survivors)
         rows.append(tally)
         text = [f"{name}: {tally.mutants} mutants, {tally.killed} killed, {tally.survived} survived, {tally.equivalent} equivalent, "
                 f"{tally.not_run} not run (annotations, is -> ==), {tally.seconds:.0f} s",
