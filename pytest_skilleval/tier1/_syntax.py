@@ -81,6 +81,23 @@ def _yaml(rel: str, text: str) -> Finding | None:
     return None
 
 
+class _Workdir:
+    """The private folder of the copies bash and node read, made on first use: most skills have no
+    shell or JavaScript file, and a folder per skill was 750 mkdir/rmdir pairs over a catalog."""
+
+    def __init__(self) -> None:
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+
+    def path(self) -> Path:
+        if self._tmp is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="skilleval-syntax-")
+        return Path(self._tmp.name)
+
+    def close(self) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()
+
+
 def _tool(rel: str, text: str, command: list[str], kind: str, work: Path) -> Finding | None:
     """Run a parse-only ``command`` on a private copy of ``text``; a finding when it reports an error."""
     copy = work / f"{len(list(work.iterdir()))}{posixpath.splitext(rel)[1]}"
@@ -112,8 +129,8 @@ def parse_problems(skill: Skill) -> tuple[list[Finding], dict[str, int]]:
     checked = {"python": 0, "shell": 0, "javascript": 0, "json": 0, "yaml": 0}
     unchecked: dict[str, list[str]] = {}
     bash, node = shutil.which("bash"), shutil.which("node")
-    with tempfile.TemporaryDirectory(prefix="skilleval-syntax-") as tmp:
-        work = Path(tmp)
+    work = _Workdir()
+    try:
         for entry in skill.files():
             rel = entry.rel
             if rel.split("/", 1)[0] in TEMPLATE_DIRS or entry.nlink > 1 or entry.size > skill.limits.max_file_bytes:
@@ -141,15 +158,17 @@ def parse_problems(skill: Skill) -> tuple[list[Finding], dict[str, int]]:
                     unchecked.setdefault("node", []).append(rel)
                     continue
                 checked["javascript"] += 1
-                problem = _tool(rel, text, [node, "--check"], "JavaScript (node --check)", work)
+                problem = _tool(rel, text, [node, "--check"], "JavaScript (node --check)", work.path())
             elif _shell_kind(rel, text):
                 if bash is None:
                     unchecked.setdefault("bash", []).append(rel)
                     continue
                 checked["shell"] += 1
-                problem = _tool(rel, text, [bash, "-n"], "shell (bash -n)", work)
+                problem = _tool(rel, text, [bash, "-n"], "shell (bash -n)", work.path())
             if problem is not None:
                 findings.append(problem)
+    finally:
+        work.close()
     for tool, rels in unchecked.items():
         findings.append(Finding(rule="integrity.syntax-unchecked", severity=Severity.INFO, file=rels[0], line=None,
                                 message=f"{len(rels)} file(s) not syntax-checked: {tool} is not installed",

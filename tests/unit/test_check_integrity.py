@@ -261,3 +261,15 @@ def test_executable_without_shebang_is_medium(make_skill: MakeSkill) -> None:
     result = run_check(CHECK, skill)
     f = only(result, "integrity.no-shebang")
     assert (f.severity, f.file, f.line) == (Severity.MEDIUM, "scripts/a.py", 1)
+
+
+def test_syntax_checks_without_shell_or_javascript_need_no_temporary_folder(make_skill: MakeSkill, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder per skill was made for bash/node copies even with no such file (750 over a catalog);
+    with no usable temp folder at all, a skill of Python, JSON and YAML is still checked."""
+    import tempfile
+
+    skill = make_skill(files={"scripts/ok.py": "x = 1\n", "scripts/bad.py": "def f(:\n", "data.json": "{}", "c.yaml": "a: 1\n"})
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-folder"))
+    result = run_check(IntegrityCheck(), skill)
+    assert ("integrity.script-syntax", "scripts/bad.py") in {(f.rule, f.file) for f in result.findings}
