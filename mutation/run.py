@@ -144,6 +144,10 @@ def run_module(name: str, spec: dict, equivalents: dict[str, str], python: str, 
         work = Path(tmp) / "tree"
         work.mkdir()
         copy_tree(work)
+        # Bytecode checked by source hash: every mutant's import re-validates each module against its
+        # source, so the mutated one is compiled afresh and the rest are not compiled per mutant.
+        subprocess.run([python, "-m", "compileall", "-q", "--invalidation-mode", "checked-hash", "pytest_skilleval"], cwd=work,
+                       check=True, stdout=subprocess.DEVNULL)
         tests = " ".join(spec["tests"])
         plugins = "" if spec.get("plugin", False) else "-p no:skilleval -p no:hypothesispytest -p no:anyio "
         sock = Path(tmp) / "fork.sock"
@@ -203,12 +207,13 @@ def run_module(name: str, spec: dict, equivalents: dict[str, str], python: str, 
             tally.killed += 1
             continue
         before, after = changed_lines(result["diff"] or "")
-        key = f"{before} => {after}"
-        if key in equivalents:
-            tally.equivalent += 1
-            used.add(key)
-            continue
         mutation = job["mutations"][0]
+        key = f"{before} => {after}"
+        at_line = f"{key} @ {mutation['start_pos'][0]}"  # for a line text that occurs more than once
+        if key in equivalents or at_line in equivalents:
+            tally.equivalent += 1
+            used.add(key if key in equivalents else at_line)
+            continue
         tally.survivors.append(f"{mutation['operator_name']} line {mutation['start_pos'][0]}\n  - {before}\n  + {after}")
     tally.stale = sorted(set(equivalents) - used)
     return tally
@@ -235,7 +240,7 @@ def main() -> int:
     args.report_dir.mkdir(parents=True, exist_ok=True)
     rows = []
     for name in args.modules or list(modules):
-        entries = {e["mutation"]: e["reason"] for e in equivalents_file.get(name, [])}
+        entries = {e["mutation"] + (f" @ {e['line']}" if "line" in e else ""): e["reason"] for e in equivalents_file.get(name, [])}
         timeout = modules[name].get("timeout", args.timeout)
         tally = run_module(name, modules[name], entries, sys.executable, timeout, args.report_dir, args.survivors)
         rows.append(tally)

@@ -1,0 +1,173 @@
+"""``scan_text`` of the unicode check, message by message: columns, counts, evidence, decoded payloads
+and boundaries a reader of a finding relies on. (The check's verdicts on skills: test_check_unicode.py.)"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_skilleval.results import Finding, Severity
+from pytest_skilleval.tier1.unicode import Zones, scan_text
+
+ZWSP, ZWJ = "\u200b", "\u200d"
+
+
+def one(findings: list[Finding], rule: str) -> Finding:
+    found = [f for f in findings if f.rule == rule]
+    assert len(found) == 1, findings
+    return found[0]
+
+
+def hide(text: str) -> str:
+    return "".join(chr(0xE0000 + ord(c)) for c in text)
+
+
+def selectors(data: bytes) -> str:
+    """Bytes hidden as variation selectors: VS1-16 carry 0-15, VS17-256 carry 16-255."""
+    return "".join(chr(0xFE00 + b) if b < 16 else chr(0xE0100 + b - 16) for b in data)
+
+
+def test_counts_columns_and_evidence_of_invisible_characters() -> None:
+    line = "abc" + ZWSP + "de" + ZWSP + "f" + ZWSP + "g"
+    findings, _ = scan_text("notes.md", line + "\n")
+    found = one(findings, "unicode.zero-width")
+    assert found.message == "3 zero-width characters from column 4: U+200B ZERO WIDTH SPACE x3"
+    assert found.severity is Severity.MEDIUM and found.line == 1
+    assert found.evidence == "abc<U+200B>de<U+200B>f<U+200B>g"  # from the start of the line, nothing dropped
+    findings, _ = scan_text("notes.md", "x" * 30 + ZWSP + "tail\n")
+    found = one(findings, "unicode.zero-width")
+    assert found.message == "1 zero-width character from column 31: U+200B ZERO WIDTH SPACE"
+    assert found.evidence == "x" * 20 + "<U+200B>tail"  # 20 characters of context before
+
+
+def test_many_distinct_invisible_characters_name_the_first_four() -> None:
+    six = "\u034f\u180e\u200b\u200c\u2060\ufeff"  # six distinct zero-width characters, apart
+    findings, _ = scan_text("notes.md", "a" + "b".join(six) + "c\n")
+    assert one(findings, "unicode.zero-width").message.endswith("U+200C ZERO WIDTH NON-JOINER and 2 more distinct")
+    findings, _ = scan_text("notes.md", "a\u2061b\u2062c\u2063d\u2064e\n")
+    assert one(findings, "unicode.invisible-operator").message.endswith("U+2064 INVISIBLE PLUS")  # exactly four: all named
+    findings, _ = scan_text("notes.md", "a\u2061b\n")
+    assert one(findings, "unicode.invisible-operator").message.endswith("U+2061 FUNCTION APPLICATION")
+
+
+def test_a_run_names_its_column_and_its_context() -> None:
+    findings, _ = scan_text("notes.md", "y" * 25 + ZWSP * 12 + "end\n")
+    found = one(findings, "unicode.invisible-run")
+    assert found.message.startswith("run of 12 invisible characters at column 26 (U+200B ZERO WIDTH SPACE x12)")
+    assert found.evidence == "y" * 20 + "<U+200B>" * 12 + "end"
+
+
+def test_bytes_hidden_in_variation_selectors_are_decoded_from_four_on() -> None:
+    for hidden in (b"\x00\x01rm -rf", b"abcd"):
+        findings, _ = scan_text("notes.md", "x" + selectors(hidden) + selectors(b"\x00" * (10 - len(hidden))) + "\n")
+        found = one(findings, "unicode.invisible-run")
+        shown = (hidden + b"\x00" * (10 - len(hidden))).decode().encode("unicode_escape").decode()
+        assert f'as variation-selector bytes it reads "{shown}"' in found.message
+    findings, _ = scan_text("notes.md", "x" + selectors(b"ab") + ZWSP * 8 + "\n")  # two bytes: too few to show
+    assert "variation-selector bytes" not in one(findings, "unicode.invisible-run").message
+
+
+def test_tag_payload_keeps_a_tilde_and_drops_the_cancel_tag() -> None:
+    findings, _ = scan_text("notes.md", "Read me" + hide("a~b") + "\U000e007f\n")
+    found = one(findings, "unicode.tag-chars")
+    assert found.message.endswith('hidden text "a~b"')
+
+
+def test_other_invisibles_inside_a_tag_run_are_reported_at_their_own_column() -> None:
+    findings, _ = scan_text("notes.md", "ab" + hide("xy") + ZWSP + "\n")
+    assert one(findings, "unicode.zero-width").message.startswith("1 zero-width character from column 5:")
+
+
+def test_a_joiner_at_the_end_of_a_long_line_is_judged_not_a_crash() -> None:
+    findings, _ = scan_text("notes.md", "w" * 300 + ZWJ + "\n")
+    assert one(findings, "unicode.zero-width").severity is Severity.LOW
+
+
+def test_a_spoofed_bare_host_before_a_spoofed_url_is_reported_too() -> None:
+    findings, _ = scan_text("notes.md", "see \u0430pple.com and https://g\u043e\u043egle.com/x\n")
+    hosts = sorted(f.evidence for f in findings if f.rule == "unicode.mixed-script-host")
+    assert hosts == ["<U+0430>pple.com", "g<U+043E><U+043E>gle.com"]
+
+
+def rules_of(text: str, rel: str = "notes.md") -> list[str]:
+    return [f.rule for f in scan_text(rel, text)[0]]
+
+
+def test_a_left_to_right_mark_is_a_bidi_control_not_a_zero_width_character() -> None:
+    assert rules_of("abc\u200edef\n") == ["unicode.bidi-control"]  # U+200E follows the zero-width range U+200B-200D
+    assert rules_of("a\u202e\u202db\n") == ["unicode.bidi-control"]  # a bidi run is no tag text
+
+
+@pytest.mark.parametrize("text", ["\u4e2d\u200d\u6587", "\U0001f600\u200dx", "x\u200d\U0001f600",
+                                  "\u200d\U0001f600 x \U0001f600", "\ufe0fabc"])
+def test_a_joiner_or_selector_outside_an_emoji_sequence_is_flagged(text: str) -> None:
+    assert rules_of(text + "\n"), text
+
+
+def test_an_emoji_presentation_selector_right_after_an_emoji_is_ordinary() -> None:
+    findings, legit = scan_text("notes.md", "\U0001f600\ufe0f ok\n")
+    assert findings == [] and legit["variation_selector"] == 1
+
+
+def test_a_run_mixing_selectors_and_other_invisibles_decodes_only_the_selectors() -> None:
+    findings, _ = scan_text("notes.md", "x" + selectors(b"abcde") + "\u200e" * 5 + "\n")
+    assert 'reads "abcde"' in one(findings, "unicode.invisible-run").message
+
+
+def test_evidence_is_capped_at_200_characters() -> None:
+    findings, _ = scan_text("notes.md", "x" + ZWSP * 45 + "\n")
+    assert len(one(findings, "unicode.invisible-run").evidence or "") == 200
+
+
+def test_every_run_on_a_line_is_judged_after_a_tag_run_a_long_run_a_bom_or_a_joiner() -> None:
+    assert sorted(rules_of("a" + hide("xy") + " b" + ZWSP + "c\n")) == ["unicode.tag-chars", "unicode.zero-width"]
+    assert sorted(rules_of("a" + ZWSP * 12 + " b\u202ec\n")) == ["unicode.bidi-control", "unicode.invisible-run"]
+    assert sorted(rules_of("\ufeffabc" + ZWSP + "def\n")) == ["unicode.bom", "unicode.zero-width"]
+    assert rules_of("\U0001f600\u200d\U0001f600 then x" + ZWSP + "y\n") == ["unicode.zero-width"]
+
+
+def test_a_bom_is_the_file_start_only_and_names_the_manifest() -> None:
+    assert rules_of("abc\ufeff\n") == ["unicode.zero-width"]  # line 1, but not the first character
+    findings, _ = scan_text("SKILL.md", "\ufeff---\n")
+    assert one(findings, "unicode.bom").message.endswith("(the frontmatter check reports its effect on SKILL.md)")
+    findings, _ = scan_text("notes.md", "\ufeff# notes\n")
+    assert one(findings, "unicode.bom").message == "byte-order mark U+FEFF at the start of the file"
+    findings, _ = scan_text("notes.md", "\ufeff" + ZWSP + "x\n")
+    assert one(findings, "unicode.zero-width").message.startswith("1 zero-width character from column 2:")
+
+
+def test_a_tag_run_names_its_column() -> None:
+    findings, _ = scan_text("notes.md", "abcd" + hide("go") + "\n")
+    assert one(findings, "unicode.tag-chars").message.startswith("2 Unicode tag characters at column 5:")
+
+
+@pytest.mark.parametrize("text", [hide("gbeng") + "\U000e007f and a flag at the end \U0001f3f4",
+                                  "\U0001f600" + hide("gbeng") + "\U000e007f"])
+def test_flag_shaped_tags_not_right_after_a_black_flag_are_hidden_text(text: str) -> None:
+    findings, _ = scan_text("notes.md", text + "\n")
+    assert one(findings, "unicode.tag-chars").severity is Severity.CRITICAL
+
+
+def test_a_bidi_control_in_code_is_high_without_an_upgrade_note() -> None:
+    findings, _ = scan_text("notes.md", "a\u202eb\n", Zones(whole="a script or data file"))
+    found = one(findings, "unicode.bidi-control")
+    assert found.severity is Severity.HIGH and "inside" not in found.message
+
+
+def test_hosts_and_words_after_a_covered_host_are_still_judged() -> None:
+    findings, _ = scan_text("notes.md", "https://g\u043e\u043egle.com/x and \u0430pple.com\n")
+    assert sorted(f.evidence for f in findings if f.rule == "unicode.mixed-script-host") == ["<U+0430>pple.com", "g<U+043E><U+043E>gle.com"]
+    findings, _ = scan_text("notes.md", "https://g\u043e\u043egle.com/ then p\u0430yp\u0430l\n")
+    assert sorted(f.rule for f in findings) == ["unicode.mixed-script-host", "unicode.mixed-script-word"]
+
+
+def test_code_block_and_frontmatter_zones_end_where_they_end(make_skill) -> None:  # type: ignore[no-untyped-def]
+    from conftest import manifest
+
+    notes = "# T\n\n```sh\nrm -rf ./b" + ZWSP + "uild\n```\nprose" + ZWSP + " after\n"
+    skill = make_skill({"SKILL.md": manifest(extra="license: M" + ZWSP + "IT\n", body="Body" + ZWSP + " text\n"),
+                        "references/notes.md": notes})
+    for rel, high, low in (("references/notes.md", 4, 6), ("SKILL.md", 4, 6)):
+        text = (skill.root / rel).read_text()
+        findings, _ = scan_text(rel, text, Zones.of(skill, rel))
+        by_line = {f.line: f.severity for f in findings}
+        assert by_line == {high: Severity.HIGH, low: Severity.LOW}, (rel, findings)
