@@ -21,13 +21,15 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from pydantic import ValidationError
 
 from pytest_skilleval.atomic import write_atomic
 from pytest_skilleval.providers.base import ChatProvider, ChatReply, ChatRequest, Embedder
+
+if TYPE_CHECKING:
+    import numpy as np
 
 FORMAT = 1  # bump to orphan every entry when the key or the stored shape changes
 
@@ -134,6 +136,7 @@ class ProviderCache:
         return self.path(f"embeddings/{_sha(model_id)[:16]}", key, ".npy")
 
     def get_vector(self, model_id: str, text: str) -> np.ndarray | None:
+        import numpy as np  # only when vectors are cached: importing numpy is ~70 ms of every run
         if not self.readable:
             return None
         data = self.read(self._vector_path(model_id, self.embedding_key(model_id, text)))
@@ -150,6 +153,7 @@ class ProviderCache:
             return None
 
     def put_vector(self, model_id: str, text: str, vec: np.ndarray) -> None:
+        import numpy as np  # only when vectors are cached: importing numpy is ~70 ms of every run
         if not self.writable:
             return
         buf = io.BytesIO()
@@ -189,12 +193,14 @@ class CachedEmbedder(Embedder):
         self.dim = inner.dim
 
     def _embed_inner(self, texts: list[str]) -> np.ndarray:
+        import numpy as np  # only when vectors are cached: importing numpy is ~70 ms of every run
         fresh = np.asarray(self.inner.embed(texts), dtype=np.float32)
         if fresh.ndim != 2 or fresh.shape[0] != len(texts):
             raise ValueError(f"{type(self.inner).__name__}.embed returned shape {fresh.shape} for {len(texts)} texts")
         return fresh
 
     def embed(self, texts: Sequence[str]) -> Any:
+        import numpy as np  # only when vectors are cached: importing numpy is ~70 ms of every run
         texts = list(texts)
         unique = list(dict.fromkeys(texts))
         found = {t: v for t in unique if (v := self.cache.get_vector(self.model_id, t)) is not None}

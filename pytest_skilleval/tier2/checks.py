@@ -7,17 +7,18 @@ FAILED in every report and shown as ADVISORY, but does not fail the run).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.providers.base import ChatProvider, Embedder, ProviderError
-from pytest_skilleval.providers.select import AmbiguousProvider
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill
-from pytest_skilleval.tier2 import calibration, inter, intra
-from pytest_skilleval.tier2.chunking import MIN_DEDUP_CHARS, chunk_skill
 from pytest_skilleval.tier2.engine import EmbeddingsOff, Tier2Engine, engine
+
+if TYPE_CHECKING:  # imported where used: every run registers these checks, few run them (numpy, providers)
+    from pytest_skilleval.tier2 import inter
 
 
 class _Tier2Check(Check):
@@ -44,6 +45,10 @@ class DedupCheck(_Tier2Check):
 
 def evaluate_dedup(skill: Skill, embedder: Embedder, chat: Callable[[], ChatProvider | None]) -> CheckResult:
     """The dedup check on one skill; ``chat`` is asked for a provider only when there are clusters."""
+    from pytest_skilleval.providers.select import AmbiguousProvider
+    from pytest_skilleval.tier2 import calibration, intra
+    from pytest_skilleval.tier2.chunking import MIN_DEDUP_CHARS, chunk_skill
+
     name = DedupCheck.name
     if skill.manifest_text is None:
         return CheckResult.skipped(name, "SKILL.md cannot be read (see the schema check)", tier=2)
@@ -110,6 +115,8 @@ class SimilarityCheck(_Tier2Check):
 
 
 def evaluate_similarity(skill: Skill, index: inter.CatalogIndex, position: int | None, threshold: float) -> CheckResult:
+    from pytest_skilleval.tier2 import calibration, inter
+
     name = SimilarityCheck.name
     others = len(index.entries) - 1
     if position is None or others < 1:

@@ -7,17 +7,18 @@ share, so each text is embedded once per run (and never again while it is unchan
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from pytest_skilleval import state
-from pytest_skilleval.providers import select
 from pytest_skilleval.providers.base import ChatProvider
 from pytest_skilleval.providers.fixtures import provider_settings
-from pytest_skilleval.tier2 import chat as chat_mod
-from pytest_skilleval.tier2 import embedders
-from pytest_skilleval.tier2.cache import CachedEmbedder, EmbeddingCache
-from pytest_skilleval.tier2.inter import CatalogIndex, SkillText, discover
 from pytest_skilleval.tier2.options import Tier2Settings
+
+if TYPE_CHECKING:  # imported where used: every run registers the Tier 2 checks, few run them (numpy, models)
+    from pytest_skilleval.tier2 import embedders
+    from pytest_skilleval.tier2.inter import CatalogIndex
 
 
 class EmbeddingsOff(Exception):
@@ -40,6 +41,10 @@ class Tier2Engine:
         """The selected backends behind the Tier 2 cache. Raises ProviderError when one cannot load,
         EmbeddingsOff when the user turned embeddings off (``--skilleval-embedding-provider=none``)."""
         if self._pair is None:
+            from pytest_skilleval.providers import select
+            from pytest_skilleval.tier2 import embedders
+            from pytest_skilleval.tier2.cache import CachedEmbedder, EmbeddingCache
+
             ps = provider_settings(self.config)
             target = select.embedding_target(ps)
             if target is None:
@@ -57,11 +62,15 @@ class Tier2Engine:
         return self._pair
 
     def chat(self) -> ChatProvider | None:
+        from pytest_skilleval.tier2 import chat as chat_mod
+
         return chat_mod.resolve(self.config, provider_settings(self.config))
 
     def index(self) -> CatalogIndex:
         """Every collected skill (and the reference catalog), embedded once for this process."""
         if self._index is None:
+            from pytest_skilleval.tier2.inter import CatalogIndex, SkillText, discover
+
             run = self.run
             # not kept in the run state: the index needs a few texts of every skill, not every skill loaded
             collected = [run.skill_for_batch(root) for root in run.skill_roots()]

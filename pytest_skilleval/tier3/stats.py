@@ -19,8 +19,10 @@ import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # imported in the three functions that compute with it: reports import this module on every run
+    import numpy as np
 
 Attempt = bool | None
 
@@ -240,6 +242,8 @@ def lift(with_scores: Mapping[str, float | None], without_scores: Mapping[str, f
     unpaired = len(scored_with.keys() ^ scored_without.keys())
     if not paired:
         return Lift(None, None, None, None, None, 0, unpaired, confidence)
+    import numpy as np
+
     a = np.array([scored_with[k] for k in paired], dtype=float)
     b = np.array([scored_without[k] for k in paired], dtype=float)
     diff = a - b
@@ -266,6 +270,8 @@ def paired_interval(differences: Sequence[float] | np.ndarray, *, confidence: fl
     behaving otherwise goes unseen with probability (1 − level)/2 when q = 1 − ((1 − level)/2)^(1/n);
     the interval is then what such a share could move the mean: [m − q(1 + m), m + q(1 − m)].
     """
+    import numpy as np
+
     data = np.asarray(differences, dtype=float)
     n = int(data.size)
     if n < MIN_CASES_FOR_INTERVAL:
@@ -324,6 +330,8 @@ def bootstrap_ci(values: Sequence[float] | np.ndarray, *, confidence: float = 0.
                  seed: int = 0) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of ``values``; deterministic for a seed. Kept for
     comparison only (benchmarks/interval_coverage.py): its coverage at small n is well below nominal."""
+    import numpy as np
+
     data = np.asarray(values, dtype=float)
     if data.size == 0:
         raise ValueError("no values to resample")

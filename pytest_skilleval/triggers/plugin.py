@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
 import pytest
 
 from pytest_skilleval import state
@@ -24,6 +24,9 @@ from pytest_skilleval.triggers.probe import Prober
 from pytest_skilleval.triggers.rivals import RivalSet, catalog_skills, choose_rivals
 from pytest_skilleval.triggers.sets import ScriptRule, TriggerSet, load_trigger_set
 from pytest_skilleval.triggers.trial import TriggerRunner
+
+if TYPE_CHECKING:
+    import numpy as np  # for a type only: a run without trigger items never imports numpy here
 
 
 @dataclass

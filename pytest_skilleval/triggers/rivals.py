@@ -16,13 +16,15 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.trajectory import skill_key
 
-Embed = Callable[[Sequence[str]], np.ndarray]
+if TYPE_CHECKING:
+    import numpy as np
+
+Embed = Callable[[Sequence[str]], "np.ndarray"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,8 @@ def choose_rivals(skill: Skill, pool: Iterable[Skill], max_rivals: int, embed: E
         return RivalSet((), len(candidates))
     if len(candidates) <= max_rivals or embed is None:
         return RivalSet(tuple(sorted(candidates, key=lambda s: s.name)[:max_rivals]), len(candidates))
+    import numpy as np  # here, not at the top: every run imports this module, few rank rivals
+
     texts = [f"{s.name}: {s.description}" for s in (skill, *candidates)]
     vectors = np.asarray(embed(texts), dtype=np.float64)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True) + 1e-12

@@ -302,3 +302,14 @@ def test_report_cards_are_written_without_an_fsync_each(pytester: pytest.Pyteste
     pytester.runpytest_inprocess("--skills=skills", BASIC, "-p", "no:cacheprovider").assert_outcomes(passed=9)
     assert sorted(p.name for p in (pytester.path / "skilleval-report").rglob("*.*")) == ["BENCHMARK.md"] * 3 + ["index.html", "results.json"]
     assert synced == []
+
+
+def test_a_tier1_run_never_imports_numpy(pytester: pytest.Pytester) -> None:
+    """NumPy (~70 ms of start-up) is Tier 2's, Tier 3's statistics' and the trigger rivals'; a Tier 1
+    run with its reports does not load it."""
+    _good(pytester.path, "skills/alpha-skill")
+    pytester.makeconftest("import sys\n\ndef pytest_unconfigure(config):\n    print('NUMPY LOADED:', 'numpy' in sys.modules)\n")
+    result = pytester.runpytest_subprocess("--skills=skills", BASIC, "-p", "no:cacheprovider", "-s")
+    result.assert_outcomes(passed=3)
+    assert (pytester.path / "skilleval-report" / "results.json").exists()
+    result.stdout.fnmatch_lines(["*NUMPY LOADED: False*"])
