@@ -9,8 +9,10 @@ per process; the similarity is one blocked matrix product, not N^2 Python compar
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,27 +80,28 @@ def body_vectors(texts: Sequence[SkillText], embedder: CachedEmbedder) -> np.nda
         norm = float(np.linalg.norm(v))
         out[i, :len(v)] = v / norm if norm else v  # stored as float16: renormalise
     todo = [i for i in range(len(texts)) if i not in found]
-    chunks = {i: [c.text for c in chunk_markdown(texts[i].body, "SKILL.md")] for i in todo}
-    flat = [c for i in todo for c in chunks[i]]
+    chunks = [[c.text for c in chunk_markdown(texts[i].body, "SKILL.md")] for i in todo]
+    flat = [c for body in chunks for c in body]
     pooled_all = np.zeros((len(texts), embedder.dim), dtype=np.float32)
     if flat:
         vecs = embedder.embed(flat)
-        row = 0
-        for i in todo:
-            n = len(chunks[i])
-            if n:
-                weights = np.array([len(c) for c in chunks[i]], dtype=np.float32)[:, None]
-                pooled = (vecs[row:row + n] * weights).sum(0)
-                norm = float(np.linalg.norm(pooled))
-                pooled_all[i] = pooled / norm if norm else pooled
-                # what a later run reads back from the float16 cache, so a warm cache never changes a score
-                stored = pooled_all[i].astype(np.float16).astype(np.float32)
-                norm = float(np.linalg.norm(stored))
-                out[i] = stored / norm if norm else stored
-            row += n
+        counts = np.array([len(body) for body in chunks])
+        weights = np.fromiter((len(c) for c in flat), dtype=np.float32, count=len(flat))
+        has = counts > 0
+        # length-weighted sums of each body's chunk vectors, all bodies in one pass
+        sums = np.add.reduceat(vecs * weights[:, None], np.concatenate(([0], np.cumsum(counts)[:-1]))[has], axis=0)
+        rows = np.asarray(todo)[has]
+        pooled_all[rows] = _unit(sums)
+        # what a later run reads back from the float16 cache, so a warm cache never changes a score
+        out[rows] = _unit(pooled_all[rows].astype(np.float16).astype(np.float32))
     if todo and embedder.cache is not None:
         embedder.cache.put([keys[i] for i in todo], pooled_all[todo])
     return out
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
 
 
 class CatalogIndex:
@@ -121,10 +124,20 @@ class CatalogIndex:
         if starts:
             shift = (worker[0] * len(starts)) // max(worker[1], 1)
             starts = starts[shift:] + starts[:shift]
-        for start in starts:
-            part = self.entries[start:start + BATCH]
-            self.desc[start:start + len(part)] = short.embed([e.short_text for e in part])
-            self.body[start:start + len(part)] = body_vectors(part, chunks)
+        # Descriptions go to the transformer in order of length, so each step's batches hold texts of
+        # about one width (16 % of the tokens were padding when steps followed catalog order).
+        by_length = sorted(range(n), key=lambda i: len(self.entries[i].short_text))
+        # Two backends (the default pair): the transformer embeds a step's descriptions on a second
+        # thread (onnxruntime releases the GIL) while this one chunks and pools the bodies, so the
+        # core the chunking leaves idle is used. One shared backend (and its cache) stays on one thread.
+        with ThreadPoolExecutor(max_workers=1) if short is not chunks else contextlib.nullcontext() as pool:
+            for start in starts:
+                part = self.entries[start:start + BATCH]
+                rows = by_length[start:start + BATCH]
+                descriptions = [self.entries[i].short_text for i in rows]
+                pending = pool.submit(short.embed, descriptions) if pool is not None else None
+                self.body[start:start + len(part)] = body_vectors(part, chunks)
+                self.desc[rows] = pending.result() if pending is not None else short.embed(descriptions)
         self._matches: list[list[tuple[int, float]]] | None = None
 
     def _block(self, rows: slice) -> np.ndarray | None:

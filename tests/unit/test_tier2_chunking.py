@@ -93,3 +93,21 @@ def test_skill_files_chunked_with_their_own_line_numbers(tmp_path: Path) -> None
 def test_identical_text_has_identical_digest_whatever_the_whitespace() -> None:
     a, b = chunk_markdown("Same words here.\n\nSame   words\nhere.\n", "x.md")
     assert a.digest == b.digest and a.normalized == "Same words here."
+
+
+
+def test_the_block_only_parse_has_the_blocks_of_the_full_parse() -> None:
+    """Chunking skips markdown-it's inline pass; every block token and line span must stay that of the
+    full markdown-it-py parse (``parse_markdown(fast=False)``) the chunks were cut from before."""
+    from pytest_skilleval.skill import parse_markdown
+    from pytest_skilleval.tier2.chunking import parse_blocks
+
+    text = ("# Setup *now*\n\nInstall the tool `first`.\n\n| a | b |\n|---|---|\n| 1 | [x](y) |\n\n- one *item*\n  - nested\n\n"
+            "> quoted\n> more\n\n1. first\n2. second\n\n```sh\nrun it\n```\n\n    indented\n\n<div>\nhtml\n</div>\n\nSetext\n---\n")
+    def blocks(tokens: list) -> list[tuple[str, object, int]]:  # type: ignore[type-arg]
+        return [(t.type, t.map, t.level) for t in tokens]
+    full = parse_markdown(text, fast=False)
+    assert blocks(parse_blocks(text)) == blocks(full)
+    assert [t.content for t in parse_blocks(text) if t.type == "inline"] == [t.content for t in full if t.type == "inline"]
+    assert [c.kind for c in chunk_markdown(text, "SKILL.md")] == ["paragraph", "table", "list_item", "blockquote", "list_item", "list_item",
+                                                                  "code", "code", "html"]

@@ -35,8 +35,8 @@ BODIES = ["Water the tomato plants every morning and check the soil for pests.",
           "Sort the library returns by call number before shelving them."]
 
 
-def _pair() -> embedders.EmbedderPair:
-    return embedders.EmbedderPair(CachedEmbedder(embedders.load_minilm(), None), CachedEmbedder(embedders.load_static(), None))
+def _pair(short: embedders.Embedder | None = None) -> embedders.EmbedderPair:
+    return embedders.EmbedderPair(CachedEmbedder(short or embedders.load_minilm(), None), CachedEmbedder(embedders.load_static(), None))
 
 
 def _skills(tmp_path: Path, specs: list[tuple[str, str, str]]) -> list[Skill]:
@@ -47,11 +47,13 @@ def _skills(tmp_path: Path, specs: list[tuple[str, str, str]]) -> list[Skill]:
     return out
 
 
-def test_paraphrases_land_in_their_band_with_the_real_model(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("loader", "model_id"), [(embedders.load_minilm, "onnx:all-MiniLM-L6-v2-onnx-int8"),
+                                                  (embedders.load_minilm_dq8, "onnx:all-MiniLM-L6-v2-dq8")], ids=["reference", "dq8"])
+def test_paraphrases_land_in_their_band_with_the_real_model(tmp_path: Path, loader, model_id: str) -> None:  # type: ignore[no-untyped-def]
     specs = [(*BASE, BODIES[0])] + [(n, d, BODIES[i + 1]) for i, (n, d, _) in enumerate(CASES)]
     skills = _skills(tmp_path, specs)
-    index = CatalogIndex([SkillText.of(s) for s in skills], [], _pair())
-    assert index.models == {"description": "onnx:all-MiniLM-L6-v2-onnx-int8", "body": "static:minilm-static-256"}
+    index = CatalogIndex([SkillText.of(s) for s in skills], [], _pair(loader()))
+    assert index.models == {"description": model_id, "body": "static:minilm-static-256"}
     by_name = {m.other.name: m for m in index.matches(0)}
     for name, _description, band in CASES:
         got = by_name[name].band[0] if name in by_name and by_name[name].band else None
@@ -159,7 +161,54 @@ def test_read_only_cache_never_writes(tmp_path: Path) -> None:
     assert not list(tmp_path.rglob("*.npy"))
 
 
-@pytest.mark.parametrize("loader", [embedders.load_static, embedders.load_minilm], ids=["static", "minilm"])
+def test_the_default_pair_is_the_int8_minilm_for_descriptions_and_the_static_model_for_chunks() -> None:
+    pair = embedders.select("default")
+    assert (pair.short.model_id, pair.chunks.model_id) == ("onnx:all-MiniLM-L6-v2-dq8", "static:minilm-static-256")
+    assert embedders.select("minilm").short.model_id == "onnx:all-MiniLM-L6-v2-onnx-int8"  # the float reference
+
+
+def test_the_int8_minilm_agrees_with_the_reference() -> None:
+    texts = [d for _n, d, _b in CASES] + [BASE[1], "Tune a guitar", ""]
+    reference, dq8 = embedders.load_minilm().embed(texts), embedders.load_minilm_dq8().embed(texts)
+    assert np.all((reference * dq8).sum(1) > 0.97)
+
+
+def test_an_int8_minilm_vector_does_not_depend_on_the_other_texts_of_the_call() -> None:
+    """Its activations are quantised with one scale per call: one text per call keeps a text's vector its own."""
+    model = embedders.load_minilm_dq8()
+    texts = [d for _n, d, _b in CASES] + ["A much longer description of something else entirely. " * 10]
+    assert np.array_equal(model.embed(texts), np.stack([model.embed([t])[0] for t in texts]))
+
+
+def test_a_changed_int8_model_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_skilleval.providers.base import ProviderError
+    from pytest_skilleval.tier2.embedders import onnx_minilm
+
+    (tmp_path / "model.onnx").write_bytes((onnx_minilm.DQ8_DIR / "model.onnx").read_bytes()[:-1] + b"\0")
+    (tmp_path / "model.json").write_text((onnx_minilm.DQ8_DIR / "model.json").read_text())
+    monkeypatch.setattr(onnx_minilm, "DQ8_DIR", tmp_path)
+    with pytest.raises(ProviderError, match="sha256"):
+        onnx_minilm.OnnxMiniLMEmbedder(build="dq8")
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["two-backends", "one-backend"])
+def test_description_rows_belong_to_their_skill_whatever_the_length_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                          shared: bool) -> None:
+    """Descriptions are embedded in order of length (on a second thread when the backends differ) and
+    steps of BATCH; each row must still be its own skill's vector."""
+    monkeypatch.setattr(inter, "BATCH", 3)
+    descriptions = [d for _n, d, _b in CASES] + [BASE[1], "Short one.", "A much longer description " * 12]
+    skills = _skills(tmp_path, [(f"s{i}", d, BODIES[i % len(BODIES)]) for i, d in enumerate(descriptions)])
+    texts = [SkillText.of(s) for s in skills]
+    minilm = CachedEmbedder(embedders.load_minilm_dq8(), None)
+    pair = embedders.EmbedderPair(minilm, minilm) if shared else embedders.EmbedderPair(minilm, CachedEmbedder(embedders.load_static(), None))
+    index = CatalogIndex(texts, [], pair, worker=(1, 2))
+    alone = minilm.embed([t.short_text for t in texts])
+    assert np.array_equal(index.desc, alone)
+
+
+@pytest.mark.parametrize("loader", [embedders.load_static, embedders.load_minilm, embedders.load_minilm_dq8],
+                         ids=["static", "minilm", "minilm-dq8"])
 def test_vectors_do_not_depend_on_a_warm_cache(tmp_path: Path, loader) -> None:  # type: ignore[no-untyped-def]
     """A cold run (computing) and a warm run (reading the float16 cache) must see the same vectors, or
     sharded runs that share a cache would differ from one run (found by the 3-shards-merged test)."""
@@ -178,3 +227,32 @@ def test_pooled_body_vectors_do_not_depend_on_a_warm_cache(tmp_path: Path) -> No
     cold = inter.body_vectors(texts, CachedEmbedder(inner, EmbeddingCache(tmp_path / "c", inner.model_id)))
     warm = inter.body_vectors(texts, CachedEmbedder(inner, EmbeddingCache(tmp_path / "c", inner.model_id)))
     assert np.array_equal(cold, warm)
+
+
+def test_static_vectors_do_not_depend_on_the_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The static pass pools every text of a call in one flat array: a text's vector must be what it
+    is alone, at any token budget, with unknown tokens, empty texts and a text over the budget."""
+    from pytest_skilleval.tier2.embedders import static
+
+    model = embedders.load_static()
+    texts = ["Parse CSV files and report columns.", "", "\u2603\u2603 snow", "x " * 300, "Bump versions.", "   "] + BODIES
+    alone = np.stack([model.embed([t])[0] for t in texts])
+    for budget in (4, 64, 4096):
+        monkeypatch.setattr(static, "TOKENS_PER_BATCH", budget)
+        assert np.array_equal(model.embed(texts), alone)
+    assert not alone[1].any() and not alone[5].any()
+
+
+def test_pooled_body_vectors_are_length_weighted_means_of_their_chunks(tmp_path: Path) -> None:
+    inner = embedders.load_static()
+    bodies = ["Parse CSV files and report columns.\n\n- count rows\n- list the header\n", "", "One paragraph only."]
+    texts = [SkillText(f"k{i}", f"n{i}", "d", b, f"p{i}") for i, b in enumerate(bodies)]
+    got = inter.body_vectors(texts, CachedEmbedder(inner, None))
+    for i, body in enumerate(bodies):
+        chunks = [c.text for c in inter.chunk_markdown(body, "SKILL.md")]
+        if not chunks:
+            assert not got[i].any()
+            continue
+        pooled = (CachedEmbedder(inner, None).embed(chunks) * np.array([len(c) for c in chunks], dtype=np.float32)[:, None]).sum(0)
+        expected = (pooled / np.linalg.norm(pooled)).astype(np.float16).astype(np.float32)
+        assert np.allclose(got[i], expected / np.linalg.norm(expected), atol=1e-6)
