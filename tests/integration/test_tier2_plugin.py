@@ -8,12 +8,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy  # noqa: F401 - see below
 import pytest
 from conftest import manifest, write_skill
 
 from pytest_skilleval.gateway import Gateway, GatewayConfig, Script, Trial
 
 pytest_plugins = ["pytester"]
+# NumPy is imported here, before any in-process pytester run, on purpose: Tier 2 imports it lazily
+# (a Tier 1 run never loads it), so the first inner run would import it, pytester would drop it from
+# sys.modules afterwards, and the next inner run's import fails ("cannot load module more than once
+# per process"). Imported first, it is in the snapshot pytester restores.
 TIER2 = "--skilleval-checks=dedup,similarity"
 PLANTED = ("Always run the full test suite with pytest before you open a pull request, and paste the summary "
            "line of the run into the pull request description so reviewers can see it passed.")
