@@ -171,3 +171,31 @@ def test_code_block_and_frontmatter_zones_end_where_they_end(make_skill) -> None
         findings, _ = scan_text(rel, text, Zones.of(skill, rel))
         by_line = {f.line: f.severity for f in findings}
         assert by_line == {high: Severity.HIGH, low: Severity.LOW}, (rel, findings)
+
+
+def test_a_joiner_needs_a_joining_script_on_both_sides() -> None:
+    assert rules_of("a\u200d\u0628\n") == ["unicode.zero-width"]  # Latin, then Arabic
+    assert rules_of("\u0628\u200da\n") == ["unicode.zero-width"]
+    assert rules_of("\u0628\u200d\u0628\n") == []
+
+
+def test_an_invisible_after_a_url_on_the_same_line_is_prose() -> None:
+    findings, _ = scan_text("notes.md", "see https://x.org/a then b" + ZWSP + "c\n", Zones())
+    assert one(findings, "unicode.zero-width").severity is Severity.LOW
+    findings, _ = scan_text("notes.md", "see https://x.org/a" + ZWSP + "b then\n", Zones())
+    assert one(findings, "unicode.zero-width").severity is Severity.HIGH
+
+
+def test_one_legitimate_joiner_counts_once() -> None:
+    findings, legit = scan_text("notes.md", "family \U0001f468\u200d\U0001f469 here\n")
+    assert findings == [] and legit["joiner"] == 1
+
+
+@pytest.mark.parametrize("text", ["`ab`" + ZWSP * 2 + " x", "abcde" + ZWSP * 2 + "xyz`code`"])
+def test_a_run_next_to_inline_code_is_judged_by_its_own_columns(text: str) -> None:
+    findings, _ = scan_text("notes.md", text + "\n", Zones())
+    assert one(findings, "unicode.zero-width").severity is Severity.LOW
+
+
+def test_a_word_of_look_alikes_and_a_non_latin_script_is_not_a_spoof() -> None:
+    assert rules_of("\u043e\u0440\u0e01\n") == []  # Cyrillic o, r and a Thai letter: no Latin to imitate
