@@ -115,7 +115,14 @@ def test_a_run_mixing_selectors_and_other_invisibles_decodes_only_the_selectors(
 
 def test_evidence_is_capped_at_200_characters() -> None:
     findings, _ = scan_text("notes.md", "x" + ZWSP * 45 + "\n")
-    assert len(one(findings, "unicode.invisible-run").evidence or "") == 200
+    found = one(findings, "unicode.invisible-run")
+    assert len(found.evidence or "") == 200 and found.severity is Severity.CRITICAL
+
+
+def test_a_run_is_critical_from_forty_characters_on() -> None:
+    for length, severity in ((39, Severity.HIGH), (40, Severity.CRITICAL), (41, Severity.CRITICAL)):
+        findings, _ = scan_text("notes.md", "x" + ZWSP * length + "\n")
+        assert one(findings, "unicode.invisible-run").severity is severity, length
 
 
 def test_every_run_on_a_line_is_judged_after_a_tag_run_a_long_run_a_bom_or_a_joiner() -> None:

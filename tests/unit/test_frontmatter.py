@@ -1,0 +1,100 @@
+"""frontmatter.parse on its own: each malformation's finding at its line in SKILL.md, with the
+message and hint a user acts on, and the parts (keys with their lines, body and where it starts)
+the schema check reads. (The schema check's verdicts: tests/unit/test_check_schema.py.)"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_skilleval.frontmatter import parse
+from pytest_skilleval.results import Severity
+
+
+def summary(text: str) -> list[tuple[str, Severity, int | None]]:
+    return [(f.rule.removeprefix("frontmatter."), f.severity, f.line) for f in parse(text).findings]
+
+
+def test_a_duplicate_key_names_both_lines() -> None:
+    fm = parse("---\nname: a\ndescription: d\nname: b\n---\nbody\n")
+    [found] = fm.findings
+    assert (found.rule, found.line) == ("frontmatter.duplicate-key", 4)
+    assert found.message == "duplicate key 'name' (first on line 2); one value would silently win"
+    assert fm.data is None
+
+
+def test_a_tab_in_a_value_is_low_and_reported_once_at_its_first_line() -> None:
+    assert summary("---\nname: a\tb\ndescription: d\n---\n") == [("tab", Severity.LOW, 2)]
+    fm = parse("---\nname: a\ndescription: d\tx\nlicense: M\tIT\n---\n")
+    assert [(f.rule, f.line) for f in fm.findings] == [("frontmatter.tab", 3)]
+    assert fm.data == {"name": "a", "description": "d\tx", "license": "M\tIT"}
+
+
+def test_a_tab_used_for_indentation_is_high_with_the_yaml_error_at_the_same_line() -> None:
+    fm = parse("---\nname: a\ndescription: d\nmeta:\n  a: 1\n\tb: 2\n---\n")
+    assert [(f.rule, f.line) for f in fm.findings] == [("frontmatter.tab-indent", 6), ("frontmatter.yaml-syntax", 6)]
+    assert fm.findings[1].suggestion == "replace tabs with spaces"
+
+
+@pytest.mark.parametrize("text", ["---\rname: a\rdescription: d\r---\rbody\r", "---\nname: a\ndescription: d\n...\nbody\n",
+                                  "---   \nname: a\ndescription: d\n---  \nbody\n", "---\r\nname: a\r\ndescription: d\r\n---\r\nbody\r\n"])
+def test_line_endings_and_delimiters_that_still_close(text: str) -> None:
+    fm = parse(text)
+    assert fm.data == {"name": "a", "description": "d"}
+    assert fm.key_lines == {"name": 2, "description": 3}
+    assert (fm.body, fm.body_start_line, fm.end_line) == ("body\n", 5, 4)
+    assert [f.rule for f in fm.findings] in ([], ["frontmatter.crlf"])
+
+
+def test_keys_know_their_lines_and_the_body_its_start() -> None:
+    fm = parse("---\nname: a\n\ndescription: >\n  long\n  text\nlicense: MIT\n---\n# Body\n")
+    assert fm.findings == []
+    assert fm.key_lines == {"name": 2, "description": 4, "license": 7}
+    assert (fm.body, fm.body_start_line, fm.end_line) == ("# Body\n", 9, 8)
+
+
+def test_a_bom_and_crlf_are_both_reported_and_the_rest_still_parses() -> None:
+    fm = parse("\ufeff---\r\nname: a\r\ndescription: d\r\n---\r\n")
+    assert [(f.rule, f.severity, f.line) for f in fm.findings] == [("frontmatter.bom", Severity.MEDIUM, 1),
+                                                                     ("frontmatter.crlf", Severity.LOW, 1)]
+    assert fm.data == {"name": "a", "description": "d"}
+
+
+@pytest.mark.parametrize(("text", "expected", "hint"), [
+    ("---\nname: a\ndescription: Use when: x\n---\n", [("yaml-syntax", Severity.HIGH, 3)], "quote the value"),
+    ("---\nname: a\ndescription: d\ndate: 2020-13-45\n---\n", [("yaml-syntax", Severity.HIGH, 2)], "fix the YAML syntax"),
+    ("---\nname: a\n? [x, y]\n: 1\n---\n", [("yaml-syntax", Severity.HIGH, 3)], "fix the YAML syntax"),
+    ("---\nname: &a [*a]\ndescription: d\n---\n", [("recursive", Severity.HIGH, 2)], "remove anchors and aliases"),
+    ("---\nname: " + "[" * 2000 + "]" * 2000 + "\n---\n", [("yaml-syntax", Severity.HIGH, 2)], "fix the YAML syntax"),
+])
+def test_bad_yaml_is_a_finding_with_its_line_and_hint(text: str, expected: list[tuple[str, Severity, int]], hint: str) -> None:
+    fm = parse(text)
+    assert summary(text) == expected and fm.data is None
+    assert (fm.findings[0].suggestion or "").startswith(hint)
+
+
+def test_an_alias_bomb_is_too_large() -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"] + [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 6)]
+    fm = parse("---\n" + "\n".join(lines) + "\n---\n")
+    assert [(f.rule, f.line) for f in fm.findings] == [("frontmatter.too-large", 2)]
+    assert "more than 10000 values" in fm.findings[0].message
+
+
+@pytest.mark.parametrize(("text", "rule", "body"), [
+    ("\n\n---\nname: a\n---\n", "leading-content", "\n\n---\nname: a\n---\n"),
+    ("intro\n---\nname: a\n---\n", "missing", "intro\n---\nname: a\n---\n"),
+    ("", "missing", ""),
+    ("---\nname: a\ndescription: d\n# Demo\n", "unclosed", ""),
+    ("---\n---\n# Demo\n", "empty", "# Demo\n"),
+    ("---\n- a\n- b\n---\n", "not-mapping", ""),
+])
+def test_no_usable_frontmatter(text: str, rule: str, body: str) -> None:
+    fm = parse(text)
+    assert [f.rule for f in fm.findings] == [f"frontmatter.{rule}"] and fm.data is None and fm.body == body
+
+
+def test_the_expansion_cap_is_exact() -> None:
+    def listing(n: int) -> str:  # name, the key l, its list and n items: n + 4 values
+        return "---\nname: a\nl: [" + ", ".join(["1"] * n) + "]\n---\n"
+
+    assert parse(listing(9995)).findings == []
+    assert [f.rule for f in parse(listing(9996)).findings] == ["frontmatter.too-large"]
