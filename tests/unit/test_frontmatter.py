@@ -93,7 +93,7 @@ def test_no_usable_frontmatter(text: str, rule: str, body: str) -> None:
 
 
 def test_the_expansion_cap_is_exact() -> None:
-    def listing(n: int) -> str:  # name, the key l, its list and n items: n + 4 values
+    def listing(n: int) -> str:  # the mapping, two keys, a value, the list and its n items: n + 5 values
         return "---\nname: a\nl: [" + ", ".join(["1"] * n) + "]\n---\n"
 
     assert parse(listing(9995)).findings == []
