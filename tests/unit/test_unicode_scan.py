@@ -206,3 +206,14 @@ def test_a_run_next_to_inline_code_is_judged_by_its_own_columns(text: str) -> No
 
 def test_a_word_of_look_alikes_and_a_non_latin_script_is_not_a_spoof() -> None:
     assert rules_of("\u043e\u0440\u0e01\n") == []  # Cyrillic o, r and a Thai letter: no Latin to imitate
+
+
+def test_a_text_presentation_selector_before_a_joiner_is_part_of_an_emoji_sequence() -> None:
+    findings, legit = scan_text("notes.md", "\U0001f600\ufe0e\u200d\U0001f600\n")
+    assert findings == [] and legit["joiner"] == 1
+
+
+def test_a_url_host_is_judged_whole_a_bare_name_label_by_label() -> None:
+    cyrillic = "\u0441\u043e\u0440\u0445"  # four Cyrillic look-alikes of Latin letters
+    assert rules_of(f"open https://{cyrillic}.com now\n") == ["unicode.mixed-script-host"]
+    assert rules_of(f"the file {cyrillic}.txt\n") == []  # a Cyrillic name with a Latin extension
