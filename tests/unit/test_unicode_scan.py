@@ -69,7 +69,10 @@ def test_bytes_hidden_in_variation_selectors_are_decoded_from_four_on() -> None:
 def test_tag_payload_keeps_a_tilde_and_drops_the_cancel_tag() -> None:
     findings, _ = scan_text("notes.md", "Read me" + hide("a~b") + "\U000e007f\n")
     found = one(findings, "unicode.tag-chars")
-    assert found.message.endswith('hidden text "a~b"')
+    assert found.message.endswith('hidden text "a~b"') and found.evidence == "payload: a~b"
+    findings, _ = scan_text("notes.md", "lang\U000e0001 tag\n")  # a tag with no text in it: the context is shown
+    found = one(findings, "unicode.tag-chars")
+    assert found.message == "1 Unicode tag characters at column 5" and found.evidence == "lang<U+E0001> tag"
 
 
 def test_other_invisibles_inside_a_tag_run_are_reported_at_their_own_column() -> None:
