@@ -164,3 +164,16 @@ def test_a_failed_write_reports_its_own_error_even_when_the_temporary_file_is_go
     with pytest.raises(OSError, match="No space"):
         write_atomic(tmp_path / "results.json", "new")
     assert leftovers(tmp_path) == []
+
+
+def test_a_document_written_in_chunks_is_whole_and_durable_unless_told_otherwise(tmp_path: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_skilleval.atomic import write_atomic_chunks
+
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    written = write_atomic_chunks(tmp_path / "out" / "results.json", iter(["{", b'"a": 1', "}"]), trusted=tmp_path)
+    assert written.read_text() == '{"a": 1}' and len(synced) == 1 and leftovers(written.parent) == []
+    write_atomic_chunks(tmp_path / "out" / "again.json", ["x"], trusted=tmp_path, durable=False)
+    assert len(synced) == 1
