@@ -98,3 +98,22 @@ def test_the_expansion_cap_is_exact() -> None:
 
     assert parse(listing(9995)).findings == []
     assert [f.rule for f in parse(listing(9996)).findings] == ["frontmatter.too-large"]
+
+
+@pytest.mark.parametrize(("text", "line", "hint"), [
+    ("---\n\tname: a\ndescription: d\n---\n", 2, "replace tabs with spaces"),  # the first YAML line
+    ("---\nname: [a, b\n---\n", 3, "fix the YAML syntax"),  # the error is past the last line: no line to look at
+    ("---\n" + "".join(f"k{i}: v\n" for i in range(300)) + "x: [a, b\n---\n", 303, "fix the YAML syntax"),
+])
+def test_the_tab_hint_looks_at_the_erroneous_line_only_when_there_is_one(text: str, line: int, hint: str) -> None:
+    found = [f for f in parse(text).findings if f.rule == "frontmatter.yaml-syntax"]
+    assert [(f.line, f.suggestion) for f in found] == [(line, hint)]
+
+
+def test_an_unhashable_key_does_not_stop_the_duplicate_check() -> None:
+    assert summary("---\n? [x, y]\n: 1\nname: a\nname: b\n---\n") == [("duplicate-key", Severity.HIGH, 5)]
+
+
+def test_without_frontmatter_the_body_is_the_whole_file_from_line_one() -> None:
+    fm = parse("# no frontmatter\ntext\n")
+    assert (fm.body, fm.body_start_line, fm.end_line) == ("# no frontmatter\ntext\n", 1, 0)
