@@ -33,10 +33,10 @@ def test_counts_columns_and_evidence_of_invisible_characters() -> None:
     assert found.message == "3 zero-width characters from column 4: U+200B ZERO WIDTH SPACE x3"
     assert found.severity is Severity.MEDIUM and found.line == 1
     assert found.evidence == "abc<U+200B>de<U+200B>f<U+200B>g"  # from the start of the line, nothing dropped
-    findings, _ = scan_text("notes.md", "x" * 30 + ZWSP + "tail\n")
+    findings, _ = scan_text("notes.md", "x" * 30 + ZWSP + "t" * 50 + "\n")
     found = one(findings, "unicode.zero-width")
     assert found.message == "1 zero-width character from column 31: U+200B ZERO WIDTH SPACE"
-    assert found.evidence == "x" * 20 + "<U+200B>tail"  # 20 characters of context before
+    assert found.evidence == "x" * 20 + "<U+200B>" + "t" * 39  # 20 characters before, 40 from the character on
 
 
 def test_many_distinct_invisible_characters_name_the_first_four() -> None:
@@ -50,19 +50,18 @@ def test_many_distinct_invisible_characters_name_the_first_four() -> None:
 
 
 def test_a_run_names_its_column_and_its_context() -> None:
-    findings, _ = scan_text("notes.md", "y" * 25 + ZWSP * 12 + "end\n")
+    findings, _ = scan_text("notes.md", "y" * 25 + ZWSP * 12 + "end" + "z" * 30 + "\n")
     found = one(findings, "unicode.invisible-run")
     assert found.message.startswith("run of 12 invisible characters at column 26 (U+200B ZERO WIDTH SPACE x12)")
-    assert found.evidence == "y" * 20 + "<U+200B>" * 12 + "end"
+    assert found.evidence == "y" * 20 + "<U+200B>" * 12 + "end" + "z" * 17  # 20 characters of context after
 
 
 def test_bytes_hidden_in_variation_selectors_are_decoded_from_four_on() -> None:
-    for hidden in (b"\x00\x01rm -rf", b"abcd"):
-        findings, _ = scan_text("notes.md", "x" + selectors(hidden) + selectors(b"\x00" * (10 - len(hidden))) + "\n")
-        found = one(findings, "unicode.invisible-run")
-        shown = (hidden + b"\x00" * (10 - len(hidden))).decode().encode("unicode_escape").decode()
-        assert f'as variation-selector bytes it reads "{shown}"' in found.message
-    findings, _ = scan_text("notes.md", "x" + selectors(b"ab") + ZWSP * 8 + "\n")  # two bytes: too few to show
+    findings, _ = scan_text("notes.md", "x" + selectors(b"\x00\x01rm -rf\x00\x00") + "\n")  # ten selectors: a run
+    assert 'as variation-selector bytes it reads "\\x00\\x01rm -rf\\x00\\x00"' in one(findings, "unicode.invisible-run").message
+    findings, _ = scan_text("notes.md", "x" + selectors(b"abcd") + ZWSP * 6 + "\n")  # four bytes: shown
+    assert one(findings, "unicode.invisible-run").message.endswith('as variation-selector bytes it reads "abcd"')
+    findings, _ = scan_text("notes.md", "x" + selectors(b"abc") + ZWSP * 7 + "\n")  # three: too few to mean anything
     assert "variation-selector bytes" not in one(findings, "unicode.invisible-run").message
 
 
@@ -76,8 +75,8 @@ def test_tag_payload_keeps_a_tilde_and_drops_the_cancel_tag() -> None:
 
 
 def test_other_invisibles_inside_a_tag_run_are_reported_at_their_own_column() -> None:
-    findings, _ = scan_text("notes.md", "ab" + hide("xy") + ZWSP + "\n")
-    assert one(findings, "unicode.zero-width").message.startswith("1 zero-width character from column 5:")
+    findings, _ = scan_text("notes.md", "abc" + hide("xy") + ZWSP + "\n")
+    assert one(findings, "unicode.zero-width").message.startswith("1 zero-width character from column 6:")
 
 
 def test_a_joiner_at_the_end_of_a_long_line_is_judged_not_a_crash() -> None:
@@ -146,12 +145,12 @@ def test_a_bom_is_the_file_start_only_and_names_the_manifest() -> None:
 
 
 def test_a_tag_run_names_its_column() -> None:
-    findings, _ = scan_text("notes.md", "abcd" + hide("go") + "\n")
-    assert one(findings, "unicode.tag-chars").message.startswith("2 Unicode tag characters at column 5:")
+    findings, _ = scan_text("notes.md", "abcde" + hide("go") + "\n")
+    assert one(findings, "unicode.tag-chars").message.startswith("2 Unicode tag characters at column 6:")
 
 
 @pytest.mark.parametrize("text", [hide("gbeng") + "\U000e007f and a flag at the end \U0001f3f4",
-                                  "\U0001f600" + hide("gbeng") + "\U000e007f"])
+                                  "\U0001f600" + hide("gbeng") + "\U000e007f", "a" + hide("gbeng") + "\U000e007f"])
 def test_flag_shaped_tags_not_right_after_a_black_flag_are_hidden_text(text: str) -> None:
     findings, _ = scan_text("notes.md", text + "\n")
     assert one(findings, "unicode.tag-chars").severity is Severity.CRITICAL
@@ -173,14 +172,15 @@ def test_hosts_and_words_after_a_covered_host_are_still_judged() -> None:
 def test_code_block_and_frontmatter_zones_end_where_they_end(make_skill) -> None:  # type: ignore[no-untyped-def]
     from conftest import manifest
 
-    notes = "# T\n\n```sh\nrm -rf ./b" + ZWSP + "uild\n```\nprose" + ZWSP + " after\n"
+    notes = "# T\nbefore" + ZWSP + "\n\n```sh\nrm -rf ./b" + ZWSP + "uild\n```\nprose" + ZWSP + " after\n"
     skill = make_skill({"SKILL.md": manifest(extra="license: M" + ZWSP + "IT\n", body="Body" + ZWSP + " text\n"),
-                        "references/notes.md": notes})
-    for rel, high, low in (("references/notes.md", 4, 6), ("SKILL.md", 4, 6)):
-        text = (skill.root / rel).read_text()
-        findings, _ = scan_text(rel, text, Zones.of(skill, rel))
-        by_line = {f.line: f.severity for f in findings}
-        assert by_line == {high: Severity.HIGH, low: Severity.LOW}, (rel, findings)
+                        "references/notes.md": notes, "A.md": "first\nsecond" + ZWSP + "\n"})
+    expected = {"references/notes.md": {2: Severity.LOW, 5: Severity.HIGH, 7: Severity.LOW},
+                "SKILL.md": {4: Severity.HIGH, 6: Severity.LOW},
+                "A.md": {2: Severity.LOW}}  # sorts before SKILL.md, has no frontmatter
+    for rel, by_line in expected.items():
+        findings, _ = scan_text(rel, (skill.root / rel).read_text(), Zones.of(skill, rel))
+        assert {f.line: f.severity for f in findings} == by_line, (rel, findings)
 
 
 def test_a_joiner_needs_a_joining_script_on_both_sides() -> None:
@@ -220,3 +220,12 @@ def test_a_url_host_is_judged_whole_a_bare_name_label_by_label() -> None:
     cyrillic = "\u0441\u043e\u0440\u0445"  # four Cyrillic look-alikes of Latin letters
     assert rules_of(f"open https://{cyrillic}.com now\n") == ["unicode.mixed-script-host"]
     assert rules_of(f"the file {cyrillic}.txt\n") == []  # a Cyrillic name with a Latin extension
+
+
+def test_an_emoji_at_the_very_start_of_a_range_joins() -> None:
+    findings, legit = scan_text("notes.md", "\u2600\u200d\U0001f600\n")  # U+2600 opens the first emoji range
+    assert findings == [] and legit["joiner"] == 1
+
+
+def test_a_bom_at_the_start_of_a_later_line_is_no_file_start() -> None:
+    assert rules_of("x\n\ufeffy\n") == ["unicode.zero-width"]
