@@ -229,3 +229,20 @@ def test_an_emoji_at_the_very_start_of_a_range_joins() -> None:
 
 def test_a_bom_at_the_start_of_a_later_line_is_no_file_start() -> None:
     assert rules_of("x\n\ufeffy\n") == ["unicode.zero-width"]
+
+
+def test_counts_and_more_distinct_are_exact() -> None:
+    findings, _ = scan_text("notes.md", "a" + ZWSP * 2 + "b\n")
+    assert one(findings, "unicode.zero-width").message.endswith("U+200B ZERO WIDTH SPACE x2")
+    nine = " ".join(chr(0xFE00 + i) for i in range(9))  # each after a space: none is an emoji variant
+    findings, _ = scan_text("notes.md", " " + nine + "\n")
+    assert one(findings, "unicode.variation-selector").message.endswith("and 5 more distinct")
+
+
+def test_a_selector_and_a_joiner_between_letters_of_a_joining_script_are_flagged() -> None:
+    assert rules_of("\u0628\ufe0f\u200d\u0628\n")  # only a lone joiner is legitimate between letters
+
+
+@pytest.mark.parametrize("url", ["https://g\u043e\u043egle.com./x", "https://abcde.g\u043e\u043egle/x"])
+def test_a_spoofed_url_host_is_one_finding_whatever_else_matches_inside_it(url: str) -> None:
+    assert rules_of(f"open {url} now\n") == ["unicode.mixed-script-host"]
