@@ -17,7 +17,7 @@ import json
 import math
 import sys
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,14 +91,41 @@ class FailingItem:
     advisory: bool = False
 
 
+class Replay:
+    """A sequence read again on every pass (``len`` counts one pass), so a page over thousands of skills
+    is rendered with one skill in memory at a time. ``results.json``'s ``skills`` may be one: the session
+    hands its spooled skills over this way; a loaded document has a plain list."""
+
+    def __init__(self, items: Callable[[], Iterable[Any]], count: int | None = None) -> None:
+        self._items = items
+        self._count = count
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._items())
+
+    def __len__(self) -> int:
+        if self._count is None:
+            self._count = sum(1 for _ in self)
+        return self._count
+
+    def __bool__(self) -> bool:
+        return next(iter(self), _NOTHING) is not _NOTHING
+
+    def __getitem__(self, index: int) -> Any:
+        return list(self)[index]
+
+
+_NOTHING = object()
+
+
 @dataclass
 class Page:
-    doc: dict[str, Any]
+    doc: Mapping[str, Any]
     title: str
     kpis: list[Kpi]
-    failing: list[FailingItem]
-    advisory: list[FailingItem]
-    skills: list[dict[str, Any]]
+    failing: Iterable[FailingItem]
+    advisory: Iterable[FailingItem]
+    skills: Iterable[dict[str, Any]]
     forest: Any
     forest_rows: list[charts.ForestRow]
     pass_k: Any
@@ -119,8 +146,10 @@ def load(path: Path) -> dict[str, Any]:
     return doc
 
 
-def _skills(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [s for s in doc.get("skills") or [] if isinstance(s, dict)]
+def _skills(doc: Mapping[str, Any]) -> Replay:
+    every = doc.get("skills") or []
+    return Replay(lambda: (s for s in every if isinstance(s, dict)), None if isinstance(every, Replay) else
+                  sum(1 for s in every if isinstance(s, dict)))
 
 
 def _agents(skill: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -195,9 +224,14 @@ def kpis(doc: Mapping[str, Any]) -> list[Kpi]:
     out.append(Kpi("Pass / fail / incomplete", f"{verdicts.get('PASS', 0)} / {verdicts.get('FAIL', 0)} / {verdicts.get('INCOMPLETE', 0)}",
                    "skill verdicts for the tiers that ran", "bad" if verdicts.get("FAIL") else "warn" if verdicts.get("INCOMPLETE") else "good",
                    "verdicts"))
-    checks = [c["result"] for sk in skills for c in _checks(sk)]
-    failed_checks = sum(1 for c in checks if c.get("status") in FAILING)
-    out.append(Kpi("Checks", f"{len(checks) - failed_checks}/{len(checks)}", f"{failed_checks} failed, errored or incomplete",
+    n_checks = failed_checks = 0
+    check_seconds: list[float] = []
+    for sk in skills:  # one pass, one skill at a time: never a list of every check
+        for c in _checks(sk):
+            n_checks += 1
+            failed_checks += c["result"].get("status") in FAILING
+            check_seconds.append(float(c["result"].get("duration_s") or 0))
+    out.append(Kpi("Checks", f"{n_checks - failed_checks}/{n_checks}", f"{failed_checks} failed, errored or incomplete",
                    "bad" if failed_checks else "good", "checks"))
     overall = [(sk, a, r) for sk in skills for a in _agents(sk) if (r := _lift(a, "overall")) and isinstance(r.get("delta"), int | float)]
     if overall:
@@ -245,7 +279,7 @@ def kpis(doc: Mapping[str, Any]) -> list[Kpi]:
         out.append(Kpi("Cost", f"${cost:.4f}", f"{tokens:,} tokens metered by the gateway", "", "cost"))
     duration = doc.get("duration_s")
     if not isinstance(duration, int | float):
-        duration = math.fsum(float(c.get("duration_s") or 0) for c in checks) + math.fsum(float(t.get("cli_seconds") or 0) for _, _, t in trials)
+        duration = math.fsum(check_seconds) + math.fsum(float(t.get("cli_seconds") or 0) for _, _, t in trials)
         out.append(Kpi("Duration", f"{duration:.1f} s", "check and agent time, summed", "", "duration"))
     else:
         out.append(Kpi("Duration", f"{duration:.1f} s", "session wall time", "", "duration"))
@@ -253,12 +287,16 @@ def kpis(doc: Mapping[str, Any]) -> list[Kpi]:
 
 
 # -- failing items ------------------------------------------------------------------------------------
-def failing_items(doc: Mapping[str, Any]) -> tuple[list[FailingItem], list[FailingItem]]:
+def failing_items(doc: Mapping[str, Any]) -> tuple[Replay, Replay]:
     """(failing items, advisory check failures). Failing: checks that failed, errored or are incomplete,
     then trials that failed or errored — with-skill arm first, baselines last — each with its evidence.
-    Advisory check failures (``lint``) are listed apart, collapsed."""
-    blocking: list[FailingItem] = []
-    advisory: list[FailingItem] = []
+    Advisory check failures (``lint``) are listed apart, collapsed. Both are read again on every pass
+    over the skills, not kept."""
+    return Replay(lambda: _failing(doc, advisory=False)), Replay(lambda: _failing(doc, advisory=True))
+
+
+def _failing(doc: Mapping[str, Any], *, advisory: bool) -> Iterator[FailingItem]:
+    trials: list[FailingItem] = []
     for sk in _skills(doc):
         key = str(sk.get("key", "?"))
         for c in _checks(sk):
@@ -269,7 +307,10 @@ def failing_items(doc: Mapping[str, Any]) -> tuple[list[FailingItem], list[Faili
                                status=str(r.get("status")), reason=str(r.get("reason") or ""),
                                findings=[f for f in r.get("findings") or [] if isinstance(f, dict)],
                                advisory=not c.get("blocking", True) and r.get("status") == "FAILED")
-            (advisory if item.advisory else blocking).append(item)
+            if item.advisory == advisory:
+                yield item  # checks first, in skill order
+        if advisory:
+            continue
         blocking_t3 = bool(_get(sk, "tier3", "blocking"))
         for agent in _agents(sk):
             for t in agent.get("attempts") or []:
@@ -277,13 +318,11 @@ def failing_items(doc: Mapping[str, Any]) -> tuple[list[FailingItem], list[Faili
                     continue
                 run = f", run {t.get('execution')}" if (t.get("execution") or 1) > 1 else ""
                 where = f"{label(str(agent.get('agent')))} · {t.get('arm', '?')} · a{t.get('attempt', 1)}{run}"
-                item = FailingItem(skill=key, kind="trial", title=f"{key} · {t.get('case', '?')} · {where}",
-                                   status=str(t.get("status")), reason=str(t.get("reason") or ""), trial=t,
-                                   advisory=t.get("status") == "FAILED" and not blocking_t3)
-                blocking.append(item)  # a failed trial is expanded even when advisory: its evidence is the point
-    order = {"check": 0}
-    blocking.sort(key=lambda i: (order.get(i.kind, 1), _get(i.trial, "arm") == "without_skill", i.advisory))
-    return blocking, advisory
+                trials.append(FailingItem(skill=key, kind="trial", title=f"{key} · {t.get('case', '?')} · {where}",
+                                          status=str(t.get("status")), reason=str(t.get("reason") or ""), trial=t,
+                                          advisory=t.get("status") == "FAILED" and not blocking_t3))
+    # then the trials (a failed trial is expanded even when advisory: its evidence is the point), baselines last
+    yield from sorted(trials, key=lambda i: (_get(i.trial, "arm") == "without_skill", i.advisory))
 
 
 # -- charts -------------------------------------------------------------------------------------------
@@ -400,7 +439,7 @@ def skill_view(sk: Mapping[str, Any]) -> dict[str, Any]:
             "lift": next((points(r.get("delta")) for a in _agents(sk) if (r := _lift(a, "overall"))), "—")}
 
 
-def build(doc: dict[str, Any]) -> Page:
+def build(doc: Mapping[str, Any]) -> Page:
     blocking, advisory = failing_items(doc)
     rows = forest_rows(doc)
     curves = pass_curves(doc)
@@ -417,7 +456,7 @@ def build(doc: dict[str, Any]) -> Page:
                                                              "selection", "duration_s"})]
     extra = {str(sk.get("key")): _extra(sk["tier3"], SHOWN_TIER3) for sk in skills if isinstance(sk.get("tier3"), dict)}
     return Page(doc=doc, title=f"skilleval report: {len(skills)} skill(s), {doc.get('overall_status', '?')}", kpis=kpis(doc),
-                failing=blocking, advisory=advisory, skills=[skill_view(sk) for sk in skills],
+                failing=blocking, advisory=advisory, skills=Replay(lambda: map(skill_view, skills), len(skills)),
                 forest=charts.forest(rows) if rows else None, forest_rows=rows,
                 pass_k=charts.pass_at_k(curves) if curves else None, cost=charts.cost_vs_pass(costs) if costs else None,
                 confusion=confusion_charts(doc), scripted=any(_get(sk, "tier3", "scripted") for sk in skills), environment=env,
@@ -437,12 +476,17 @@ def _environment() -> Environment:
     return _ENV
 
 
-def render(doc: dict[str, Any]) -> str:
-    return _environment().get_template("report.html.j2").render(page=build(doc))
+def render(doc: Mapping[str, Any]) -> str:
+    return "".join(render_chunks(doc))
 
 
-def write(doc: dict[str, Any], report_dir: Path, trusted: Path | None = None) -> Path:
-    return atomic.write_atomic(report_dir / PAGE, render(doc), trusted, durable=False)
+def render_chunks(doc: Mapping[str, Any]) -> Iterator[str]:
+    """The page piece by piece (Jinja's ``generate``): with a :class:`Replay` of skills, never whole in memory."""
+    return _environment().get_template("report.html.j2").generate(page=build(doc))
+
+
+def write(doc: Mapping[str, Any], report_dir: Path, trusted: Path | None = None) -> Path:
+    return atomic.write_atomic_chunks(report_dir / PAGE, render_chunks(doc), trusted, durable=False)
 
 
 # -- `skilleval html` ---------------------------------------------------------------------------------

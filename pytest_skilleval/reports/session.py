@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skilleval import atomic, shard, state
+from pytest_skilleval import atomic, shard, state, terminalstats
 from pytest_skilleval.collect import RESULT_PROPERTY
 from pytest_skilleval.config import Settings
 from pytest_skilleval.reports import benchmark_md, html, provenance, summary
@@ -139,6 +139,8 @@ class ReportSession:
         pytest keeps every report to the end, and 5,000 skills' results would stay in memory with them. (A second
         implementation of the hook, under a name pytest registers: it takes only ``pytest_*`` names.)"""
         yield
+        if report.when in ("setup", "teardown"):
+            terminalstats.drop_if_silent(self.config, report)
         if report.when == "call":
             self._calls[report.nodeid] = report
         elif report.when == "teardown":
@@ -194,11 +196,10 @@ class ReportSession:
             run.selection = summarize_selection(json.loads(v) for v in self.selection.values())
         return run
 
-    def skill_reports(self) -> Iterator[tuple[SkillReport, str]]:
-        """Each whole skill report with its JSON (``indent=2``), in key order, read back one at a time."""
+    def skill_reports(self) -> Iterator[str]:
+        """Each whole skill report's JSON (``indent=2``), in key order, read back one at a time."""
         for key in sorted(self.skills.groups()):
-            for text in self.skills.read(key):
-                yield SkillReport.model_validate_json(text), text
+            yield from self.skills.read(key)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -261,12 +262,13 @@ def _results_json(run: RunReport, skills: Iterable[str]) -> Iterator[str]:
 
 
 def write_reports(run: RunReport, report_dir: Path, project: Path | None = None,
-                  skills: Callable[[], Iterable[tuple[SkillReport, str]]] | None = None) -> list[Path]:
+                  skills: Callable[[], Iterable[str]] | None = None) -> list[Path]:
     """Cards, results.json and index.html; no symbolic link is followed in the folders the run creates
-    or inside ``project`` (see :func:`atomic.trusted_prefix`). ``skills`` gives the whole skill reports
-    with their JSON one at a time (the session's spool); without it they are ``run.skills``."""
-    def in_run() -> Iterator[tuple[SkillReport, str]]:
-        return ((sk, sk.model_dump_json(indent=2)) for sk in run.skills)
+    or inside ``project`` (see :func:`atomic.trusted_prefix`). ``skills`` gives the whole skill reports'
+    JSON (``indent=2``) in key order, one at a time, on every call (the session's spool); without it they
+    are ``run.skills``. Each document is written as it is produced: none is ever whole in memory."""
+    def in_run() -> Iterator[str]:
+        return (sk.model_dump_json(indent=2) for sk in run.skills)
 
     skills = skills or in_run
     written = []
@@ -276,7 +278,8 @@ def write_reports(run: RunReport, report_dir: Path, project: Path | None = None,
     cards: list[Path] = []
 
     def each_skill() -> Iterator[str]:
-        for sk, text in skills():
+        for text in skills():
+            sk = SkillReport.model_validate_json(text)
             target = card_dir(report_dir, sk.key)
             while target in seen:  # two keys that sanitise to one folder must not overwrite each other
                 target = target.with_name(target.name + "_")
@@ -286,6 +289,8 @@ def write_reports(run: RunReport, report_dir: Path, project: Path | None = None,
 
     results = atomic.write_atomic_chunks(report_dir / "results.json", _results_json(run, each_skill()), trusted, durable=False)
     written += [*cards, results]
-    # from the document just written, as `skilleval html` reads it
-    written.append(html.write(json.loads(results.read_text(encoding="utf-8")), report_dir, trusted))
+    # the page reads the same document as `skilleval html` reads results.json, its skills one at a time
+    doc = run.model_copy(update={"skills": []}).model_dump(mode="json")
+    doc["skills"] = html.Replay(lambda: map(json.loads, skills()), len(run.skills))
+    written.append(html.write(doc, report_dir, trusted))
     return written

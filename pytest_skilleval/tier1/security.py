@@ -62,10 +62,13 @@ SEMGREP_SEVERITY = {"ERROR": Severity.HIGH, "WARNING": Severity.MEDIUM, "INFO": 
 
 BANDIT = ToolSpec("bandit", "bandit", "pip install bandit  (a dependency of pytest-skilleval)")
 #: Without the version-check switch semgrep waits ~100 s for semgrep.dev after every scan.
-#: semgrep-core's OCaml runtime maps ~3 GB of writable memory at start, so its data cap is higher;
-#: ``--max-memory`` bounds each file's analysis inside it.
+#: semgrep-core's OCaml runtime maps writable memory it never touches, per parallel job: measured with
+#: semgrep 1.185 under RLIMIT_DATA, one job needs more than 1,792 MB and runs in 2,048 MB (~120 MB
+#: resident); two jobs need more than 2,816 MB, eight more than 3,072 MB. So semgrep runs one job (xdist
+#: workers are the parallelism) under the tightest cap that works, and ``--max-memory`` bounds each
+#: file's analysis inside it (the memory it really uses).
 SEMGREP = ToolSpec("semgrep", "semgrep", "pip install 'pytest-skilleval[scanners]'  (or: pip install semgrep)",
-                   env={"SEMGREP_ENABLE_VERSION_CHECK": "0"}, memory_mb=6144)
+                   env={"SEMGREP_ENABLE_VERSION_CHECK": "0"}, memory_mb=2048)
 SEMGREP_FILE_MEMORY_MB = 512
 
 _SHEBANG = re.compile(r"#![ \t]*(\S+)[ \t]*(.*)")
@@ -214,7 +217,7 @@ def run_bandit(scripts: Sequence[Script], cwd: Path) -> _Outcome:
 
 def run_semgrep(scripts: Sequence[Script], cwd: Path, max_bytes: int) -> _Outcome:
     by_path = {os.path.normpath(s.staged): s for s in scripts}
-    args = ["scan", "--config", str(RULES_DIR), "--json", "--quiet", "--metrics=off", "--disable-version-check",
+    args = ["scan", "--jobs=1", "--config", str(RULES_DIR), "--json", "--quiet", "--metrics=off", "--disable-version-check",
             "--no-rewrite-rule-ids", "--disable-nosem", "--no-git-ignore", f"--max-target-bytes={max_bytes + 1}",
             f"--max-memory={SEMGREP_FILE_MEMORY_MB}", *by_path]
     # Any exit code is accepted here: semgrep explains a failure in its JSON, which is read below.

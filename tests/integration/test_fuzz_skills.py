@@ -2,7 +2,9 @@
 
 Hypothesis generates the skills (seeded: the same catalog every run); one ``pytest --skills`` run
 over all of them with ``-n 2`` must end without an internal error or a traceback, give every item
-a status, write a card per skill, and keep each process's peak memory bounded. The catalog size is
+a status, write a card per skill, and keep each process's memory bounded: a peak for every process, and
+for the report controller a bound on what it keeps per skill while the items run (it held every result
+until session end once: about 0.5 MB a skill, 2.4 GB over 5,000). The catalog size is
 ``SKILLEVAL_FUZZ_EXAMPLES`` (default 200; a nightly run sets thousands), the seed
 ``SKILLEVAL_FUZZ_SEED``, and ``SKILLEVAL_FUZZ_CHECKS`` narrows the checks (default: the default
 selection, Tier 2 included).
@@ -26,16 +28,32 @@ CHECKS = os.environ.get("SKILLEVAL_FUZZ_CHECKS", "")
 SEED = int(os.environ.get("SKILLEVAL_FUZZ_SEED", "20261201"))
 #: Peak resident memory any process of the run may reach (controller or worker; scanners excluded).
 MAX_RSS_MB = int(os.environ.get("SKILLEVAL_FUZZ_MAX_RSS_MB", "1500"))
+#: What the controller's resident memory may grow per skill while the items run (pytest's own JUnit
+#: tree and kept reports; not the results, which go to a spool on disk).
+MAX_CONTROLLER_KB_PER_SKILL = int(os.environ.get("SKILLEVAL_FUZZ_MAX_CONTROLLER_KB_PER_SKILL", "250"))
 STATUSES = {"PASSED", "FAILED", "INCOMPLETE", "SKIPPED"}
 
 RSS_PROBE = '''
 import json, os, resource
+import pytest
 
-def pytest_sessionfinish(session):
-    who = getattr(session.config, "workerinput", {}).get("workerid", "controller")
-    rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    with open(os.path.join(str(session.config.rootpath), f"rss-{who}.json"), "w") as fh:
-        json.dump({"who": who, "rss_mb": rss_kb / 1024}, fh)
+seen = {}
+
+def rss_mb():
+    with open("/proc/self/statm") as fh:  # resident now (ru_maxrss is only the peak)
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+def pytest_runtest_logreport(report):
+    if report.when == "call":  # resident memory after every 50th item: growth per item, without start-up costs
+        seen["calls"] = seen.get("calls", 0) + 1
+        if seen["calls"] % 50 == 0:
+            seen.setdefault("rss_by_calls", []).append((seen["calls"], rss_mb()))
+
+def pytest_unconfigure(config):  # after the reports are written: the peak includes writing them
+    who = getattr(config, "workerinput", {}).get("workerid", "controller")
+    seen.update(who=who, rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    with open(os.path.join(str(config.rootpath), f"rss-{who}.json"), "w") as fh:
+        json.dump(seen, fh)
 '''
 
 
@@ -78,8 +96,15 @@ def test_generated_malformed_skills(pytester: pytest.Pytester) -> None:
                if "crashed" in (c["result"]["reason"] or "") and c["result"]["status"] != "INCOMPLETE"]
     assert not crashed, crashed[:5]
 
-    peaks = {p.name: json.loads(p.read_text())["rss_mb"] for p in pytester.path.glob("rss-*.json")}
-    assert len(peaks) == 3, peaks  # the controller and two workers
+    probes = {p.stem.removeprefix("rss-"): json.loads(p.read_text()) for p in pytester.path.glob("rss-*.json")}
+    assert len(probes) == 3, probes  # the controller and two workers
+    peaks = {who: round(p["rss_mb"]) for who, p in probes.items()}
+    # the controller's growth over the second half of the items, per skill (one-time costs come early)
+    samples = probes["controller"]["rss_by_calls"]
+    (mid_calls, mid_mb), (end_calls, end_mb) = samples[len(samples) // 2], samples[-1]
+    kept_kb = (end_mb - mid_mb) * 1024 / ((end_calls - mid_calls) / (len(records) / generated))
     statuses = {s: sum(r["status"] == s for r in records) for s in sorted(STATUSES)}
-    print(f"fuzz: {generated} skills, {len(records)} items {statuses}, peak RSS MB {peaks}")
+    print(f"fuzz: {generated} skills, {len(records)} items {statuses}, peak RSS MB {peaks}, "
+          f"controller kept {kept_kb:.0f} KB per skill while the items ran")
     assert max(peaks.values()) < MAX_RSS_MB, peaks
+    assert kept_kb < MAX_CONTROLLER_KB_PER_SKILL, (kept_kb, probes)
