@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,6 +29,18 @@ def require(condition: bool, message: str) -> None:
     if in_ci():
         pytest.fail(f"{message} (CI=true: a missing component is a failure; run `make test` to install it)")
     pytest.skip(message)
+
+
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refuse name resolution for anything but loopback, so no provider test can reach the internet."""
+    real = socket.getaddrinfo
+
+    def guarded(host: object, *args: object, **kw: object) -> object:
+        if str(host) not in ("127.0.0.1", "localhost", "::1"):
+            raise OSError(f"provider tests stay on loopback; refused to resolve {host!r}")
+        return real(host, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", guarded)
 
 
 def make_settings(**overrides: object) -> Settings:

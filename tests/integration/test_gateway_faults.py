@@ -154,7 +154,7 @@ def test_missing_upstream_key_names_the_variable(tmp_path: Path) -> None:
 def test_upstream_connections_are_reused(trial: Trial, upstream: FakeUpstream) -> None:
     for stream in (False, True, False):
         call(trial, "chat", stream)
-    assert len({r["client_port"] for r in upstream.requests}) == 1  # one keep-alive connection for all three
+    assert len({r.client_port for r in upstream.requests}) == 1  # one keep-alive connection for all three
 
 
 def test_a_connection_closed_while_idle_is_replaced_transparently(trial: Trial, upstream: FakeUpstream) -> None:

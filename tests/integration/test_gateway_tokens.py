@@ -63,7 +63,7 @@ def test_agent_environment_holds_only_the_scoped_token(proxy: Gateway, upstream:
     assert env["ANTHROPIC_API_KEY"] == env["OPENAI_API_KEY"] == env["GEMINI_API_KEY"] == trial.token.secret
     assert env["ANTHROPIC_BASE_URL"] == proxy.url
     assert seen["answer"] == "upstream says hi"  # the token worked...
-    assert upstream.requests[0]["headers"]["x-api-key"] == REAL  # ...and the upstream got the real key
+    assert upstream.requests[0].headers["x-api-key"] == REAL  # ...and the upstream got the real key
     log = (tmp_path / "logs" / "env-check.jsonl").read_text()
     assert REAL not in log and trial.token.secret not in log and trial.token.id in log
 

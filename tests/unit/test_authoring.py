@@ -11,14 +11,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import REPO
-from providers_upstream import Act, Upstream, loopback_only
+from conftest import REPO, loopback_only
 
 from pytest_skilleval import cli
 from pytest_skilleval.authoring import dataset
+from pytest_skilleval.gateway.fake_upstream import Act, FakeUpstream
+from pytest_skilleval.gateway.script import Script
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier3.cases import load_cases
 from pytest_skilleval.triggers import sets as trigger_sets
+
+#: what the fake vendor answers when a test pushes no text of its own
+REPLIES = Script.from_data({"steps": [{"text": "hello from upstream"}], "usage": {"input": 11, "output": 7}})
 
 EXAMPLES = sorted(p for p in (REPO / "example_skills").iterdir() if (p / "SKILL.md").is_file())
 
@@ -85,17 +89,16 @@ def test_near_miss_phrasing() -> None:
 
 
 @pytest.fixture
-def upstream(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Upstream]:
+def upstream(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeUpstream]:
     loopback_only(monkeypatch)
-    server = Upstream().start()
-    for name, value in (("SKILLEVAL_PROVIDER", "openai-compatible"), ("SKILLEVAL_BASE_URL", f"{server.url}/v1"),
-                        ("SKILLEVAL_MODEL", "drafter"), ("SKILLEVAL_CACHE", "off"), ("SKILLEVAL_PROVIDER_RETRIES", "0")):
-        monkeypatch.setenv(name, value)
-    yield server
-    server.stop()
+    with FakeUpstream(REPLIES) as server:
+        for name, value in (("SKILLEVAL_PROVIDER", "openai-compatible"), ("SKILLEVAL_BASE_URL", f"{server.url}/v1"),
+                            ("SKILLEVAL_MODEL", "drafter"), ("SKILLEVAL_CACHE", "off"), ("SKILLEVAL_PROVIDER_RETRIES", "0")):
+            monkeypatch.setenv(name, value)
+        yield server
 
 
-def test_provider_draft_is_validated_and_retried(upstream: Upstream, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_provider_draft_is_validated_and_retried(upstream: FakeUpstream, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     skill_dir = shutil.copytree(REPO / "example_skills" / "csv-summary", tmp_path / "csv-summary")
     good = {"cases": [{"bucket": b, "prompt": f"A realistic {b} request about sales.csv", "expected_output": "the row count"}
                       for b in dataset.BUCKETS]}
@@ -105,7 +108,7 @@ def test_provider_draft_is_validated_and_retried(upstream: Upstream, tmp_path: P
     doc = json.loads((skill_dir / "evals" / "model.json").read_text())
     assert [e["metadata"]["bucket"] for e in doc["evals"]] == list(dataset.BUCKETS)
     assert doc["evals"][3]["expected_skill"] is None and doc["evals"][0]["expected_skill"] == "csv-summary"
-    sent = json.dumps(upstream.seen[0].body["messages"])
+    sent = json.dumps(upstream.requests[0].body["messages"])
     assert "Never ask what the skill does" in sent and "Not for Excel workbooks" in sent  # the rules and the skill reach the model
     # a draft missing a bucket is refused, nothing is written
     upstream.push(Act(text=json.dumps({"cases": good["cases"][:3] + good["cases"][:1]})))

@@ -12,15 +12,20 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from providers_upstream import Act, Upstream, loopback_only
+from conftest import loopback_only
 from pydantic import BaseModel
 
+from pytest_skilleval.gateway.fake_upstream import Act, FakeUpstream
+from pytest_skilleval.gateway.script import Script
 from pytest_skilleval.providers.anthropic_chat import AnthropicChat
 from pytest_skilleval.providers.base import ChatMessage, ChatProvider, ChatReply, ChatRequest, Embedder, ProviderError
 from pytest_skilleval.providers.cache import CachedChat, CachedEmbedder, ProviderCache
 from pytest_skilleval.providers.openai_chat import OpenAIChat
 from pytest_skilleval.providers.openai_embeddings import OpenAIEmbedder
 from pytest_skilleval.providers.retry import RetryPolicy
+
+#: what the fake vendor answers when a test pushes no text of its own
+REPLIES = Script.from_data({"steps": [{"text": "hello from upstream"}], "usage": {"input": 11, "output": 7}})
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -36,17 +41,16 @@ def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def upstream() -> Iterator[Upstream]:
-    server = Upstream().start()
-    yield server
-    server.stop()
+def upstream() -> Iterator[FakeUpstream]:
+    with FakeUpstream(REPLIES) as server:
+        yield server
 
 
 def fast() -> RetryPolicy:
     return RetryPolicy(retries=1, base_delay=0.0, max_delay=0.0, sleep=lambda s: None)
 
 
-def openai_chat(upstream: Upstream) -> OpenAIChat:
+def openai_chat(upstream: FakeUpstream) -> OpenAIChat:
     return OpenAIChat("gpt-test", api_key="k", base_url=f"{upstream.url}/v1", retry=fast())
 
 
@@ -58,7 +62,7 @@ def entries(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file())
 
 
-def test_a_rerun_makes_zero_upstream_calls(upstream: Upstream, tmp_path: Path) -> None:
+def test_a_rerun_makes_zero_upstream_calls(upstream: FakeUpstream, tmp_path: Path) -> None:
     """The issue's evidence: a first run calls upstream; the rerun, with new objects, calls it zero times."""
     requests = [ask(f"case {i}", attempt=a) for i in range(5) for a in range(2)]
     upstream.push(*[Act(text=f'{{"label": "L{i}", "confidence": 0.5}}') for i in range(len(requests))])
@@ -68,7 +72,7 @@ def test_a_rerun_makes_zero_upstream_calls(upstream: Upstream, tmp_path: Path) -
     assert upstream.count() == 10 and first.cache.stats.writes == 10
 
     upstream.reset()
-    upstream.default_text = "upstream was called: this must not be seen"
+    upstream.script = Script.from_data({"steps": [{"text": "upstream was called: this must not be seen"}]})
     again = CachedChat(openai_chat(upstream), ProviderCache(tmp_path, "readwrite"))
     rerun = [again.structured(r, Verdict) for r in requests]
     assert upstream.count() == 0  # counted: not one request reached the server
@@ -76,7 +80,7 @@ def test_a_rerun_makes_zero_upstream_calls(upstream: Upstream, tmp_path: Path) -
     assert again.cache.stats.hits == 10 and again.cache.stats.misses == 0
 
 
-def test_anthropic_rerun_makes_zero_upstream_calls(upstream: Upstream, tmp_path: Path) -> None:
+def test_anthropic_rerun_makes_zero_upstream_calls(upstream: FakeUpstream, tmp_path: Path) -> None:
     def chat() -> CachedChat:
         return CachedChat(AnthropicChat("claude-test", api_key="k", base_url=upstream.url, retry=fast()), ProviderCache(tmp_path))
 
@@ -87,7 +91,7 @@ def test_anthropic_rerun_makes_zero_upstream_calls(upstream: Upstream, tmp_path:
     assert (verdict.label, reply.cached, upstream.count()) == ("A", True, 0)
 
 
-def test_attempts_are_distinct_entries(upstream: Upstream, tmp_path: Path) -> None:
+def test_attempts_are_distinct_entries(upstream: FakeUpstream, tmp_path: Path) -> None:
     upstream.push(Act(text="first"), Act(text="second"))
     chat = CachedChat(openai_chat(upstream), ProviderCache(tmp_path))
     a0, a1 = chat.chat(ask("same", attempt=0)), chat.chat(ask("same", attempt=1))
@@ -106,7 +110,7 @@ def test_key_covers_provider_model_base_url_and_schema() -> None:
     assert base not in others and len(others) == 6
 
 
-def test_read_mode_reads_but_never_writes(upstream: Upstream, tmp_path: Path) -> None:
+def test_read_mode_reads_but_never_writes(upstream: FakeUpstream, tmp_path: Path) -> None:
     CachedChat(openai_chat(upstream), ProviderCache(tmp_path)).chat(ask("known"))
     before = {p: p.read_bytes() for p in entries(tmp_path)}
     reader = CachedChat(openai_chat(upstream), ProviderCache(tmp_path, "read"))
@@ -118,14 +122,14 @@ def test_read_mode_reads_but_never_writes(upstream: Upstream, tmp_path: Path) ->
     assert not empty.exists()
 
 
-def test_off_mode_neither_reads_nor_writes(upstream: Upstream, tmp_path: Path) -> None:
+def test_off_mode_neither_reads_nor_writes(upstream: FakeUpstream, tmp_path: Path) -> None:
     CachedChat(openai_chat(upstream), ProviderCache(tmp_path)).chat(ask("q"))
     off = CachedChat(openai_chat(upstream), ProviderCache(tmp_path / "off", "off"))
     assert not off.chat(ask("q")).cached and upstream.count() == 2 and not (tmp_path / "off").exists()
     assert ProviderCache(None, "readwrite").mode == "off"
 
 
-def test_errors_are_not_cached(upstream: Upstream, tmp_path: Path) -> None:
+def test_errors_are_not_cached(upstream: FakeUpstream, tmp_path: Path) -> None:
     upstream.push(Act("status", status=500), Act("status", status=500))
     chat = CachedChat(openai_chat(upstream), ProviderCache(tmp_path))
     with pytest.raises(ProviderError):
@@ -134,7 +138,7 @@ def test_errors_are_not_cached(upstream: Upstream, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("damage", [b"", b"{not json", b'{"format": 1, "key": "other", "reply": {}}', b'{"format": 1}', b"\xff\xfe"])
-def test_corrupt_entries_are_ignored_and_replaced(upstream: Upstream, tmp_path: Path, damage: bytes) -> None:
+def test_corrupt_entries_are_ignored_and_replaced(upstream: FakeUpstream, tmp_path: Path, damage: bytes) -> None:
     chat = CachedChat(openai_chat(upstream), ProviderCache(tmp_path))
     chat.chat(ask("q"))
     (entry,) = entries(tmp_path)
@@ -144,7 +148,7 @@ def test_corrupt_entries_are_ignored_and_replaced(upstream: Upstream, tmp_path: 
     assert json.loads(entry.read_text())["reply"]["text"] == "hello from upstream"
 
 
-def test_a_symlinked_entry_is_not_followed(upstream: Upstream, tmp_path: Path) -> None:
+def test_a_symlinked_entry_is_not_followed(upstream: FakeUpstream, tmp_path: Path) -> None:
     chat = CachedChat(openai_chat(upstream), ProviderCache(tmp_path / "c"))
     chat.chat(ask("q"))
     (entry,) = entries(tmp_path / "c")
@@ -261,7 +265,7 @@ def test_corrupt_vectors_are_ignored(tmp_path: Path) -> None:
     assert emb.embed(["a"]).shape == (1, 4) and inner.batches == [["a"]] and emb.cache.stats.corrupt == 1
 
 
-def test_remote_embeddings_rerun_makes_zero_upstream_calls(upstream: Upstream, tmp_path: Path) -> None:
+def test_remote_embeddings_rerun_makes_zero_upstream_calls(upstream: FakeUpstream, tmp_path: Path) -> None:
     def emb() -> CachedEmbedder:
         return CachedEmbedder(OpenAIEmbedder("e", api_key="k", base_url=f"{upstream.url}/v1", retry=fast()), ProviderCache(tmp_path))
 
@@ -271,4 +275,4 @@ def test_remote_embeddings_rerun_makes_zero_upstream_calls(upstream: Upstream, t
     again = emb().embed(["three", "one"])
     assert upstream.count() == 0 and np.array_equal(again, first[[2, 0]])
     emb().embed(["one", "four"])
-    assert upstream.count() == 1 and upstream.seen[0].body["input"] == ["four"]
+    assert upstream.count() == 1 and upstream.requests[0].body["input"] == ["four"]

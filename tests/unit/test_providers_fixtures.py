@@ -8,7 +8,9 @@ from collections.abc import Iterator
 import anthropic  # noqa: F401 - see below
 import openai  # noqa: F401
 import pytest
-from providers_upstream import Upstream
+
+from pytest_skilleval.gateway.fake_upstream import FakeUpstream
+from pytest_skilleval.gateway.script import Script
 
 # Imported before any in-process pytester run, on purpose: anthropic pulls in the importlib_metadata
 # backport, which removes the stdlib's distribution finder and installs its own on sys.meta_path.
@@ -19,6 +21,8 @@ from providers_upstream import Upstream
 pytest_plugins = ["pytester"]
 KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "NVIDIA_API_KEY", "SKILLEVAL_API_KEY", "SKILLEVAL_PROVIDER", "SKILLEVAL_MODEL",
         "SKILLEVAL_BASE_URL", "SKILLEVAL_CACHE", "SKILLEVAL_EMBEDDING_PROVIDER", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
+#: what the fake vendor answers: the label the judging suite expects, as text and as a JSON-mode reply
+REPLIES = Script.from_data({"steps": [{"text": '{"label": "GOOD"}'}], "usage": {"input": 11, "output": 7}, "json_reply": {"label": "GOOD"}})
 
 JUDGE_TESTS = '''
 import json
@@ -50,11 +54,9 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
 
 
 @pytest.fixture
-def upstream() -> Iterator[Upstream]:
-    server = Upstream().start()
-    server.default_text = '{"label": "GOOD"}'
-    yield server
-    server.stop()
+def upstream() -> Iterator[FakeUpstream]:
+    with FakeUpstream(REPLIES) as server:
+        yield server
 
 
 def _results(outlines: list[str]) -> list[list[object]]:
@@ -63,7 +65,7 @@ def _results(outlines: list[str]) -> list[list[object]]:
 
 
 def test_rerun_of_a_judging_suite_makes_zero_upstream_calls(pytester: pytest.Pytester, clean_env: pytest.MonkeyPatch,
-                                                             upstream: Upstream) -> None:
+                                                             upstream: FakeUpstream) -> None:
     """Two separate pytest processes, the real fixtures and the real SDK: the second run is all cache."""
     clean_env.setenv("SKILLEVAL_PROVIDER", "openai-compatible")
     clean_env.setenv("SKILLEVAL_MODEL", "judge-model")
@@ -176,6 +178,7 @@ def test_a_check_item_reaches_the_runs_provider_through_its_settings(pytester: p
 import pytest
 from pytest_skilleval.checks import Check
 from pytest_skilleval.providers.select import chat_from_settings
+
 
 class Probe(Check):
     name = "probe"

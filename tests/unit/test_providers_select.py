@@ -7,8 +7,7 @@ import types
 from pathlib import Path
 
 import pytest
-from conftest import make_settings
-from providers_upstream import loopback_only
+from conftest import loopback_only, make_settings
 
 from pytest_skilleval.providers import select
 from pytest_skilleval.providers.anthropic_chat import AnthropicChat
