@@ -246,3 +246,29 @@ def test_a_selector_and_a_joiner_between_letters_of_a_joining_script_are_flagged
 @pytest.mark.parametrize("url", ["https://g\u043e\u043egle.com./x", "https://abcde.g\u043e\u043egle/x"])
 def test_a_spoofed_url_host_is_one_finding_whatever_else_matches_inside_it(url: str) -> None:
     assert rules_of(f"open {url} now\n") == ["unicode.mixed-script-host"]
+
+
+def test_a_payload_of_exactly_the_preview_length_is_shown_whole() -> None:
+    text = "p" * 60  # thresholds.payload_preview
+    findings, _ = scan_text("notes.md", "x" + hide(text) + "\n")
+    assert one(findings, "unicode.tag-chars").message.endswith(f'hidden text "{text}"')
+    findings, _ = scan_text("notes.md", "x" + hide(text + "q") + "\n")
+    assert one(findings, "unicode.tag-chars").message.endswith(f'hidden text "{text}..."')
+
+
+def test_a_bidi_control_inside_a_tag_run_is_reported_as_well() -> None:
+    assert sorted(rules_of("a" + hide("xy") + "\u202e\n")) == ["unicode.bidi-control", "unicode.tag-chars"]
+
+
+def test_only_the_manifest_gets_the_frontmatter_note() -> None:
+    findings, _ = scan_text("A.md", "\ufeff# A\n")
+    assert "frontmatter" not in one(findings, "unicode.bom").message
+
+
+def test_three_zero_width_after_inline_code_are_medium_prose() -> None:
+    findings, _ = scan_text("notes.md", "`a`" + ZWSP * 3 + " x\n", Zones())
+    assert one(findings, "unicode.zero-width").severity is Severity.MEDIUM
+
+
+def test_a_three_letter_mixed_word_is_flagged() -> None:
+    assert rules_of("the d\u043eg\n") == ["unicode.mixed-script-word"]
