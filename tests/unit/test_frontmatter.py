@@ -117,3 +117,15 @@ def test_an_unhashable_key_does_not_stop_the_duplicate_check() -> None:
 def test_without_frontmatter_the_body_is_the_whole_file_from_line_one() -> None:
     fm = parse("# no frontmatter\ntext\n")
     assert (fm.body, fm.body_start_line, fm.end_line) == ("# no frontmatter\ntext\n", 1, 0)
+
+
+@pytest.mark.parametrize(("text", "rule", "line", "message"), [
+    ("---\nname: [a, b\n---\n", "yaml-syntax", 3, "invalid YAML: did not find expected ',' or ']'"),  # the problem, not the context
+    ("---\n# only a comment\n---\n", "not-mapping", 2, "frontmatter must be a YAML mapping of keys, got empty"),
+    ("---\n- a\n---\n", "not-mapping", 2, "frontmatter must be a YAML mapping of keys, got list"),
+    ("---\n# c\n# c\nname: &a [*a]\n---\n", "recursive", 4, "frontmatter refers to itself through a YAML alias (e.g. 'name: &a [*a]')"),
+    ("---\nname: a\ndescription: d\nlicense: M\tIT\n---\n", "tab", 4, "tab character in a value; YAML parsers disagree on these"),
+])
+def test_messages_and_lines_further_down(text: str, rule: str, line: int, message: str) -> None:
+    [found] = parse(text).findings
+    assert (found.rule, found.line, found.message) == (f"frontmatter.{rule}", line, message)
