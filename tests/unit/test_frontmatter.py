@@ -129,3 +129,9 @@ def test_without_frontmatter_the_body_is_the_whole_file_from_line_one() -> None:
 def test_messages_and_lines_further_down(text: str, rule: str, line: int, message: str) -> None:
     [found] = parse(text).findings
     assert (found.rule, found.line, found.message) == (f"frontmatter.{rule}", line, message)
+
+
+def test_an_error_without_a_position_points_at_the_first_frontmatter_line() -> None:
+    # a control character is refused by the YAML reader, which gives no line: the first YAML line stands in
+    [found] = parse("---\nname: a\ndescription: d\x07\n---\n").findings
+    assert (found.rule, found.line) == ("frontmatter.yaml-syntax", 2) and "control characters" in found.message
