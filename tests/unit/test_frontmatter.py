@@ -135,3 +135,8 @@ def test_an_error_without_a_position_points_at_the_first_frontmatter_line() -> N
     # a control character is refused by the YAML reader, which gives no line: the first YAML line stands in
     [found] = parse("---\nname: a\ndescription: d\x07\n---\n").findings
     assert (found.rule, found.line) == ("frontmatter.yaml-syntax", 2) and "control characters" in found.message
+
+
+def test_a_duplicate_further_down_names_its_first_line() -> None:
+    [found] = parse("---\na: 1\nb: 2\nname: x\nname: y\n---\n").findings
+    assert found.line == 5 and "(first on line 4)" in found.message
