@@ -233,7 +233,7 @@ def test_a_bom_at_the_start_of_a_later_line_is_no_file_start() -> None:
 
 def test_counts_and_more_distinct_are_exact() -> None:
     findings, _ = scan_text("notes.md", "a" + ZWSP * 2 + "b\n")
-    assert one(findings, "unicode.zero-width").message.endswith("U+200B ZERO WIDTH SPACE x2")
+    assert one(findings, "unicode.zero-width").message == "2 zero-width characters from column 2: U+200B ZERO WIDTH SPACE x2"
     nine = " ".join(chr(0xFE00 + i) for i in range(9))  # each after a space: none is an emoji variant
     findings, _ = scan_text("notes.md", " " + nine + "\n")
     assert one(findings, "unicode.variation-selector").message.endswith("and 5 more distinct")
@@ -272,3 +272,37 @@ def test_three_zero_width_after_inline_code_are_medium_prose() -> None:
 
 def test_a_three_letter_mixed_word_is_flagged() -> None:
     assert rules_of("the d\u043eg\n") == ["unicode.mixed-script-word"]
+
+
+def test_a_selector_at_the_file_start_is_no_bom() -> None:
+    assert rules_of("\U000e0100abc\n") == ["unicode.variation-selector"]
+
+
+@pytest.mark.parametrize("before", ["# T\n", "# T\n\n"])  # the fence opens on an even or an odd line
+def test_a_code_block_starts_at_its_fence_not_before(make_skill, before: str) -> None:  # type: ignore[no-untyped-def]
+    from conftest import manifest
+
+    notes = before + "prose" + ZWSP + "\n```sh\nrm -rf ./b" + ZWSP + "uild\n```\n"
+    skill = make_skill({"SKILL.md": manifest(), "references/notes.md": notes})
+    findings, _ = scan_text("references/notes.md", notes, Zones.of(skill, "references/notes.md"))
+    prose = notes.count("\n", 0, notes.index("prose")) + 1
+    assert {f.line: f.severity for f in findings} == {prose: Severity.LOW, prose + 2: Severity.HIGH}
+
+
+def test_a_spoofed_host_after_a_plus_inside_a_url_host_is_not_reported_twice() -> None:
+    assert rules_of("open https://a+g\u043e\u043egle.com now\n") == ["unicode.mixed-script-host"]
+
+
+def test_an_emoji_at_the_very_end_of_a_range_joins() -> None:
+    findings, legit = scan_text("notes.md", "\u27bf\u200d\U0001f600\n")  # U+27BF closes the first emoji range
+    assert findings == [] and legit["joiner"] == 1
+
+
+def test_a_flag_at_the_start_of_a_line_is_still_a_flag() -> None:
+    findings, _ = scan_text("notes.md", "\U0001f3f4" + hide("gbeng") + "\U000e007f England\n")
+    assert [(f.rule, f.severity) for f in findings] == [("unicode.emoji-tag-flag", Severity.INFO)]
+
+
+def test_a_tag_below_the_printable_range_is_not_payload() -> None:
+    findings, _ = scan_text("notes.md", "x" + hide("ab") + "\U000e001f\n")
+    assert one(findings, "unicode.tag-chars").message.endswith('hidden text "ab"')
