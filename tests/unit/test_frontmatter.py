@@ -140,3 +140,12 @@ def test_an_error_without_a_position_points_at_the_first_frontmatter_line() -> N
 def test_a_duplicate_further_down_names_its_first_line() -> None:
     [found] = parse("---\na: 1\nb: 2\nname: x\nname: y\n---\n").findings
     assert found.line == 5 and "(first on line 4)" in found.message
+
+
+@pytest.mark.parametrize(("text", "line", "hint"), [
+    ("---\na: 1\nb: 2\nc: Use when: x\n---\n", 4, "quote the value"),
+    ("---\na: 1\nb:\n  c: 2\n\td: 3\n---\n", 5, "replace tabs with spaces"),
+])
+def test_yaml_errors_further_down_keep_their_line_and_hint(text: str, line: int, hint: str) -> None:
+    [found] = [f for f in parse(text).findings if f.rule == "frontmatter.yaml-syntax"]
+    assert found.line == line and (found.suggestion or "").startswith(hint)
