@@ -306,3 +306,7 @@ def test_a_flag_at_the_start_of_a_line_is_still_a_flag() -> None:
 def test_a_tag_below_the_printable_range_is_not_payload() -> None:
     findings, _ = scan_text("notes.md", "x" + hide("ab") + "\U000e001f\n")
     assert one(findings, "unicode.tag-chars").message.endswith('hidden text "ab"')
+
+
+def test_two_selectors_after_an_emoji_are_stacked_not_a_variant() -> None:
+    assert rules_of("\U0001f600\ufe0f\ufe0f ok\n") == ["unicode.variation-selector"]
