@@ -226,3 +226,79 @@ def test_verdict_is_the_worst_dimension_band() -> None:
 def test_mean_scored_skips_missing() -> None:
     assert stats.mean_scored([1.0, None, 0.0, float("nan")]) == 0.5
     assert stats.mean_scored([None]) is None
+
+
+# -- exact values (issue 15: mutants of the t distribution, the intervals and the power survived the tests above) ---
+def _t_cdf_closed_form(t: float, df: int) -> float:
+    """Student t CDFs that have a closed form (Abramowitz & Stegun 26.7.3/26.7.4), independent of the beta function."""
+    if df == 1:
+        return 0.5 + math.atan(t) / math.pi
+    if df == 2:
+        return 0.5 + t / (2 * math.sqrt(2 + t * t))
+    if df == 3:
+        return 0.5 + (math.atan(t / math.sqrt(3)) + math.sqrt(3) * t / (3 + t * t)) / math.pi
+    assert df == 4
+    return 0.5 + 3 * t / (8 * math.sqrt(1 + t * t / 4)) * (1 - t * t / (12 * (1 + t * t / 4)))
+
+
+def _t_quantile_df2(p: float) -> float:
+    return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 4])
+@pytest.mark.parametrize("t", [-30.0, -4.0, -1.3, -0.2, 0.05, 0.7, 1.9, 3.5, 12.0, 80.0])
+def test_t_cdf_matches_the_closed_forms(t: float, df: int) -> None:
+    assert stats.t_cdf(t, df) == pytest.approx(_t_cdf_closed_form(t, df), rel=1e-10, abs=1e-13)
+
+
+@pytest.mark.parametrize(("a", "x"), [(0.5, 0.3), (3.0, 0.9), (40.0, 0.995), (200.0, 0.9999), (7.5, 0.05)])
+def test_incomplete_beta_matches_powers_of_x(a: float, x: float) -> None:
+    # I_x(a, 1) = x^a and I_x(1, b) = 1 - (1 - x)^b: both branches of the continued fraction, far from 1/2
+    assert stats._incomplete_beta(a, 1.0, x) == pytest.approx(x ** a, rel=1e-10)
+    assert stats._incomplete_beta(1.0, a, x) == pytest.approx(1 - (1 - x) ** a, rel=1e-10)
+
+
+def test_a_t_interval_uses_n_minus_one_degrees_of_freedom() -> None:
+    data = [0.1, 0.2, 0.6]
+    mean, sd = sum(data) / 3, math.sqrt(sum((d - sum(data) / 3) ** 2 for d in data) / 2)
+    half = _t_quantile_df2(0.98) * sd / math.sqrt(3)  # 95 % is taken at the 96 % quantile (T_LEVEL)
+    assert stats.paired_interval(data) == pytest.approx((mean - half, min(1.0, mean + half)), rel=1e-8)
+    assert stats.paired_interval([0.1, 0.2, 0.6], confidence=0.5) == pytest.approx(
+        (mean - _t_quantile_df2(0.75) * sd / math.sqrt(3), mean + _t_quantile_df2(0.75) * sd / math.sqrt(3)), rel=1e-8)
+
+
+def test_power_of_a_three_case_run_uses_two_degrees_of_freedom() -> None:
+    assert stats.power(3, 0.3).detectable == pytest.approx((_t_quantile_df2(0.98) + _t_quantile_df2(0.8)) * 0.3 / math.sqrt(3), rel=1e-8)
+
+
+@pytest.mark.parametrize("confidence", [0.95, 0.5])
+def test_zero_spread_power_and_interval_follow_the_unseen_share(confidence: float) -> None:
+    level = 0.96 if confidence == 0.95 else confidence
+    q = 1 - ((1 - level) / 2) ** (1 / 5)
+    assert stats.power(5, 0.0, confidence=confidence).detectable == pytest.approx(q / (1 - q), rel=1e-12)
+    assert stats.paired_interval([0.2] * 5, confidence=confidence) == pytest.approx((0.2 - q * 1.2, 0.2 + q * 0.8), rel=1e-12)
+
+
+def test_the_case_count_for_a_ten_point_lift_past_two_hundred() -> None:
+    # past 200 the candidates grow by 5 %: the answer is the first candidate that reaches 10 points
+    needed = stats.power(3, 0.6).cases_for_target
+    assert needed is not None and 250 < needed < 350
+    assert (stats.power(needed, 0.6).detectable or 1) <= 0.1 < (stats.power(int(needed / 1.05), 0.6).detectable or 1)
+
+
+def test_bootstrap_percentiles_over_a_known_resampling_distribution() -> None:
+    # the mean of two draws from {0, 1} is 0, 0.5 or 1 with chances 1/4, 1/2, 1/4
+    assert stats.bootstrap_ci([0.0, 1.0], confidence=0.4) == (0.5, 0.5)
+    assert stats.bootstrap_ci([0.0, 1.0], confidence=0.95) == (0.0, 1.0)
+    assert stats.bootstrap_ci([0.3] * 4, resamples=1500) == (0.3, 0.3)  # a last batch smaller than the others
+    low, high = stats.bootstrap_ci([0.0, 1.0, 0.0, 1.0], resamples=1500, seed=3)
+    assert low < 0.5 < high
+
+
+def test_results_are_immutable_values() -> None:
+    import dataclasses
+    results = [stats.pass_at_k_over_cases({"a": [True]}, 1), stats.rerun_pass({"a": [True]}), stats.rerun_pass({"a": [True]}).cases[0],
+               stats.lift({"a": 1.0}, {"a": 0.0}), stats.power(3, 0.3)]
+    for result in results:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            result.n = 0  # type: ignore[union-attr]
