@@ -302,3 +302,8 @@ def test_results_are_immutable_values() -> None:
     for result in results:
         with pytest.raises(dataclasses.FrozenInstanceError):
             result.n = 0  # type: ignore[union-attr]
+
+
+def test_rerun_rate_with_as_many_passed_as_failed_cases() -> None:
+    summary = stats.rerun_pass({"a": [False, True], "b": [False, False], "c": [None]})
+    assert (summary.passed_cases, summary.failed_cases, summary.missing_cases, summary.rate) == (1, 1, 1, 0.5)
