@@ -1,0 +1,54 @@
+"""The controller's report writer (reports/session.py) without a pytest session: card folders that can never
+climb out of the report dir, keys that sanitise to one folder, and results.json streamed piece by piece."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_skilleval.reports.model import CheckRecord, RunReport, build_run, build_skill
+from pytest_skilleval.reports.session import card_dir, write_reports
+from pytest_skilleval.results import CheckResult
+
+
+@pytest.mark.parametrize(("key", "parts"), [
+    ("skills/pdf", ("skills", "pdf")),
+    ("../../etc/pdf", ("etc", "pdf")),  # '..' is dropped, never followed
+    ("/abs/pdf", ("abs", "pdf")),
+    ("a/./b//c", ("a", "b", "c")),
+    ("win\\..\\pdf", ("win", "pdf")),
+    ("..", ("skill",)),  # nothing left: a fixed name, never the report dir itself
+    ("", ("skill",)),
+])
+def test_a_card_folder_stays_inside_the_report_dir(tmp_path: Path, key: str, parts: tuple[str, ...]) -> None:
+    assert card_dir(tmp_path / "rep", key) == (tmp_path / "rep").joinpath(*parts)
+
+
+def _run(keys: list[str]) -> RunReport:
+    skills = [build_skill(key, f"skill-{i}", f"/src/{i}", [CheckRecord(blocking=True, result=CheckResult(check="schema", tier=1))])
+              for i, key in enumerate(keys)]
+    return build_run(skills, tool={"name": "pytest-skilleval", "version": "0.0.0"}, generated_at="2026-01-01T00:00:00+00:00", complete=True,
+                     exit_status=0, settings={})
+
+
+def test_three_keys_that_sanitise_to_one_folder_get_three_cards(tmp_path: Path) -> None:
+    run = _run(["x", "./x", "../x"])
+    written = write_reports(run, tmp_path / "rep")
+    cards = sorted(p.relative_to(tmp_path / "rep").as_posix() for p in written if p.name == "BENCHMARK.md")
+    assert cards == ["x/BENCHMARK.md", "x_/BENCHMARK.md", "x__/BENCHMARK.md"]
+    owners = [[i for i in range(3) if f"skill-{i}" in (tmp_path / "rep" / c).read_text("utf-8")] for c in cards]
+    assert sorted(owners) == [[0], [1], [2]]  # each card is its own skill's, none overwritten
+    assert not (tmp_path / "x").exists() and sorted(p.name for p in (tmp_path / "rep").iterdir()) == [
+        "index.html", "results.json", "x", "x_", "x__"]
+
+
+@pytest.mark.parametrize("keys", [[], ["one"], ["a/b", "c", "d"]], ids=["none", "one", "three"])
+def test_results_json_streamed_is_the_whole_document(tmp_path: Path, keys: list[str]) -> None:
+    run = _run(keys)
+    written = write_reports(run, tmp_path / "rep")
+    text = (tmp_path / "rep/results.json").read_text("utf-8")
+    assert text == run.model_dump_json(indent=2) + "\n"
+    assert RunReport.model_validate_json(text) == run
+    assert written[-2:] == [tmp_path / "rep/results.json", tmp_path / "rep/index.html"] and (tmp_path / "rep/index.html").is_file()
+    assert len(written) == len(keys) + 2
