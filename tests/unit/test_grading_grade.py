@@ -212,3 +212,10 @@ def test_any_judge_exception_is_an_error_not_a_crash_nor_a_zero() -> None:
         "judge failed: RuntimeError: socket closed (typed assertions failed too: contains(value='median') "
         "(\'median\' not in the answer \'sales.csv has 3 rows; mean 8.5.\'))")
     assert result.judge_model == "broken-model" and result.judge_calls == 1 and result.score is None
+
+
+@pytest.mark.parametrize(("exit_code", "noted"), [(0, False), (None, False), (1, True), (2, True)])
+def test_a_non_zero_exit_is_noted_and_a_clean_one_is_not(exit_code: int | None, noted: bool) -> None:
+    result = grade(evidence(trajectory(), exit_code=exit_code), case(Contains(value="3 rows")), None)
+    assert (f"the agent exited with code {exit_code}" in result.notes) is noted
+    assert result.status == "PASSED"  # the note is evidence for the reader; the assertions decide the trial
