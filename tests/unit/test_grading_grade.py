@@ -219,3 +219,24 @@ def test_a_non_zero_exit_is_noted_and_a_clean_one_is_not(exit_code: int | None, 
     result = grade(evidence(trajectory(), exit_code=exit_code), case(Contains(value="3 rows")), None)
     assert (f"the agent exited with code {exit_code}" in result.notes) is noted
     assert result.status == "PASSED"  # the note is evidence for the reader; the assertions decide the trial
+
+
+def test_security_findings_are_noted_only_when_there_are_some() -> None:
+    clean = grade(evidence(trajectory()), case(Contains(value="3 rows")), None)
+    assert not any("security finding" in n for n in clean.notes)
+    risky = grade(evidence(trajectory(shell("rm -rf /"))), case(Contains(value="3 rows")), None)
+    assert any(n.startswith("1 security finding(s): ") for n in risky.notes)
+
+
+@pytest.mark.parametrize(("arm", "listed", "noted"), [("with_skill", False, True), ("with_skill", None, False), ("with_skill", True, False),
+                                                      ("without_skill", False, False)])
+def test_an_unlisted_skill_is_noted_only_in_the_with_skill_arm(arm: str, listed: bool | None, noted: bool) -> None:
+    result = grade(evidence(trajectory(), arm=arm, skill_listed=listed), case(Contains(value="3 rows")), None)
+    assert any("was not offered to the model" in n for n in result.notes) is noted
+
+
+@pytest.mark.parametrize("failing", [3, 4])
+def test_a_failure_reason_names_three_assertions_then_counts_the_rest(failing: int) -> None:
+    result = grade(evidence(trajectory()), case(*(Contains(value=f"median-{i}") for i in range(failing))), None)
+    named = "; ".join(f"contains(value='median-{i}') ('median-{i}' not in the answer 'sales.csv has 3 rows; mean 8.5.')" for i in range(3))
+    assert result.reason == f"{failing} of {failing} decided assertion(s) failed: {named}" + ("; +1 more" if failing == 4 else "")
