@@ -20,6 +20,14 @@ def skill_root(tmp_path: Path, files: dict[str, str | bytes] | None = None) -> P
     return write_skill(tmp_path, "demo-skill", {"SKILL.md": manifest(), **(files or {})})
 
 
+def files_at(root: Path, *rels: str) -> Path:
+    """A folder holding a one-line file at each relative path."""
+    for rel in rels:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x\n")
+    return root
+
+
 def rules_of(inv: safefs.Inventory) -> list[str]:
     return [f.rule for f in inv.findings]
 
@@ -59,10 +67,7 @@ def test_the_file_count_cap_inspects_exactly_that_many_entries(tmp_path: Path, c
 
 
 def test_the_file_count_cap_is_reported_once_across_folders(tmp_path: Path) -> None:
-    root = tmp_path / "skill"
-    for rel in ("a/1.md", "a/2.md", "b/1.md", "b/2.md", "c.md"):
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text("x\n")
+    root = files_at(tmp_path / "skill", "a/1.md", "a/2.md", "b/1.md", "b/2.md", "c.md")
     inv = safefs.take_inventory(root, safefs.Limits(max_files=2))
     assert rules_of(inv).count("files.too-many-files") == 1
     assert len(inv.entries) == 2
@@ -188,10 +193,7 @@ def test_a_skill_root_that_is_a_file_is_not_a_skill_folder(tmp_path: Path) -> No
 
 
 def test_the_walk_goes_on_after_a_skipped_or_too_deep_folder(tmp_path: Path) -> None:
-    root = tmp_path / "skill"
-    for rel in ("a/b/deep.md", "a/z.md", ".git/config", "node_modules/x.js", "z.md"):
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text("x\n")
+    root = files_at(tmp_path / "skill", "a/b/deep.md", "a/z.md", ".git/config", "node_modules/x.js", "z.md")
     inv = safefs.take_inventory(root, safefs.Limits(max_depth=1))
     rels = [e.rel for e in inv.entries]
     assert rels == ["a", "a/b", "a/z.md", "z.md"]
