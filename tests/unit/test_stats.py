@@ -289,8 +289,9 @@ def test_the_case_count_for_a_ten_point_lift_past_two_hundred() -> None:
 def test_bootstrap_percentiles_over_a_known_resampling_distribution() -> None:
     # the mean of two draws from {0, 1} is 0, 0.5 or 1 with chances 1/4, 1/2, 1/4
     assert stats.bootstrap_ci([0.0, 1.0], confidence=0.4) == (0.5, 0.5)
-    assert stats.bootstrap_ci([0.0, 1.0], confidence=0.95) == (0.0, 1.0)
+    assert stats.bootstrap_ci([0.0, 1.0]) == (0.0, 1.0)  # the default is 95 %
     assert stats.bootstrap_ci([0.3] * 4, resamples=1500) == (0.3, 0.3)  # a last batch smaller than the others
+    assert stats.bootstrap_ci([0.3], resamples=1) == (0.3, 0.3)  # the first resample is drawn too
     low, high = stats.bootstrap_ci([0.0, 1.0, 0.0, 1.0], resamples=1500, seed=3)
     assert low < 0.5 < high
 
@@ -307,3 +308,10 @@ def test_results_are_immutable_values() -> None:
 def test_rerun_rate_with_as_many_passed_as_failed_cases() -> None:
     summary = stats.rerun_pass({"a": [False, True], "b": [False, False], "c": [None]})
     assert (summary.passed_cases, summary.failed_cases, summary.missing_cases, summary.rate) == (1, 1, 1, 0.5)
+
+
+def test_a_loss_whose_interval_reaches_zero_is_neutral_and_spread_is_the_sample_sd() -> None:
+    spans = stats.lift({"a": 0.0, "b": 0.0, "c": 1.0}, {"a": 0.5, "b": 0.5, "c": 0.5})
+    assert spans.delta == pytest.approx(-1 / 6) and stats.lift_band(spans.delta) is Band.FAIL
+    assert spans.ci_high is not None and spans.ci_high > 0 and spans.band is Band.NEUTRAL
+    assert spans.spread == pytest.approx(math.sqrt(1 / 3))  # sd with n - 1: differences -0.5, -0.5, +0.5
