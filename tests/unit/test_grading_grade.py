@@ -240,3 +240,10 @@ def test_a_failure_reason_names_three_assertions_then_counts_the_rest(failing: i
     result = grade(evidence(trajectory()), case(*(Contains(value=f"median-{i}") for i in range(failing))), None)
     named = "; ".join(f"contains(value='median-{i}') ('median-{i}' not in the answer 'sales.csv has 3 rows; mean 8.5.')" for i in range(3))
     assert result.reason == f"{failing} of {failing} decided assertion(s) failed: {named}" + ("; +1 more" if failing == 4 else "")
+
+
+def test_a_failed_judge_is_recorded_under_the_model_asked_for_else_the_providers() -> None:
+    # --judge-model names the model the provider was asked to use; the provider's own default is only a fallback
+    asked = grade(evidence(trajectory()), case(FREE), Broken(), judge_model="asked-model")
+    assert asked.status == "ERROR" and asked.judge_model == "asked-model"
+    assert grade(evidence(trajectory()), case(FREE), Broken()).judge_model == "broken-model"
