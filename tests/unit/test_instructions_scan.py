@@ -59,6 +59,15 @@ def test_a_malformed_rule_is_named_by_its_id() -> None:
         parse_rules({"rules": ["not a mapping"]})
 
 
+def test_a_large_rule_file_with_distinct_ids_is_accepted() -> None:
+    # 300 rules: past the small integers CPython caches, so the count comparison must be by value
+    from pytest_skilleval.tier1.instructions import parse_rules
+
+    rules = parse_rules({"rules": [{"id": f"r{n}", "severity": "LOW", "pattern": f"x{n}y", "where": "any", "message": "m"}
+                                   for n in range(300)]})
+    assert len(rules) == 300
+
+
 def curl_findings(make_skill: MakeSkill, notes: str) -> list[Finding]:
     return [f for f in findings(make_skill, notes) if f.rule == "instructions.remote-code.curl-pipe-shell"]
 
