@@ -197,6 +197,22 @@ def test_judged_dimensions_combine_as_documented(tmp_path: Path) -> None:
     assert result.status == "FAILED"
 
 
+def test_each_free_text_assertion_takes_the_judges_own_answer(tmp_path: Path) -> None:
+    """YES passes an assertion and NO fails it, one by one; when every answer is YES the trial passes,
+    and the card can name the judge prompt that decided it."""
+    c = case(FREE, Judge(text="used the script"))
+    with gateway_judge(tmp_path, script(tool_step(verdict("YES", "NO")))) as (judge, _trial):
+        mixed = grade(evidence(trajectory()), c, judge)
+    assert [(o.kind, o.passed) for o in mixed.assertions if o.kind == "judge"] == [("judge", True), ("judge", False)]
+    assert mixed.status == "FAILED"
+    with gateway_judge(tmp_path / "yes", script(tool_step(verdict("YES", "YES")))) as (judge, _trial):
+        passing = grade(evidence(trajectory()), c, judge)
+    assert [o.passed for o in passing.assertions if o.kind == "judge"] == [True, True]
+    assert passing.status == "PASSED" and passing.judge_prompt_version is not None
+    unjudged = grade(evidence(trajectory()), case(Contains(value="sales.csv")), None)
+    assert unjudged.judge_prompt_version is None
+
+
 class Broken(ChatProvider):
     """A user's provider that raises something other than ProviderError."""
 
@@ -235,11 +251,11 @@ def test_an_unlisted_skill_is_noted_only_in_the_with_skill_arm(arm: str, listed:
     assert any("was not offered to the model" in n for n in result.notes) is noted
 
 
-@pytest.mark.parametrize("failing", [3, 4])
+@pytest.mark.parametrize("failing", [3, 4, 7])  # 7: the count left over is 4, not 7 // 3 nor 7 % 3
 def test_a_failure_reason_names_three_assertions_then_counts_the_rest(failing: int) -> None:
     result = grade(evidence(trajectory()), case(*(Contains(value=f"median-{i}") for i in range(failing))), None)
     named = "; ".join(f"contains(value='median-{i}') ('median-{i}' not in the answer 'sales.csv has 3 rows; mean 8.5.')" for i in range(3))
-    assert result.reason == f"{failing} of {failing} decided assertion(s) failed: {named}" + ("; +1 more" if failing == 4 else "")
+    assert result.reason == f"{failing} of {failing} decided assertion(s) failed: {named}" + (f"; +{failing - 3} more" if failing > 3 else "")
 
 
 def test_a_failed_judge_is_recorded_under_the_model_asked_for_else_the_providers() -> None:
