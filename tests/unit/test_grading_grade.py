@@ -208,7 +208,7 @@ def test_each_free_text_assertion_takes_the_judges_own_answer(tmp_path: Path) ->
     with gateway_judge(tmp_path / "yes", script(tool_step(verdict("YES", "YES")))) as (judge, _trial):
         passing = grade(evidence(trajectory()), c, judge)
     assert [o.passed for o in passing.assertions if o.kind == "judge"] == [True, True]
-    assert passing.status == "PASSED" and passing.judge_prompt_version is not None
+    assert passing.status == "PASSED" and passing.judge_prompt_version is not None and passing.judge_calls == 1  # one vote by default
     unjudged = grade(evidence(trajectory()), case(Contains(value="sales.csv")), None)
     assert unjudged.judge_prompt_version is None
 
