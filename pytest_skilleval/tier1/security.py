@@ -62,14 +62,18 @@ SEMGREP_SEVERITY = {"ERROR": Severity.HIGH, "WARNING": Severity.MEDIUM, "INFO": 
 
 BANDIT = ToolSpec("bandit", "bandit", "pip install bandit  (a dependency of pytest-skilleval)")
 #: Without the version-check switch semgrep waits ~100 s for semgrep.dev after every scan.
-#: semgrep-core's OCaml runtime maps writable memory it never touches, per parallel job: measured with
-#: semgrep 1.185 under RLIMIT_DATA, one job needs more than 1,792 MB and runs in 2,048 MB (~120 MB
-#: resident); two jobs need more than 2,816 MB, eight more than 3,072 MB. So semgrep runs one job (xdist
-#: workers are the parallelism) under the tightest cap that works, and ``--max-memory`` bounds each
-#: file's analysis inside it (the memory it really uses).
-SEMGREP = ToolSpec("semgrep", "semgrep", "pip install 'pytest-skilleval[scanners]'  (or: pip install semgrep)",
-                   env={"SEMGREP_ENABLE_VERSION_CHECK": "0"}, memory_mb=2048)
+#: The data cap (RLIMIT_DATA) has to hold what semgrep-core maps, not what it uses: measured with
+#: semgrep 1.185 (strace), one job starts three threads, each with a ~954 MB stack that RLIMIT_DATA
+#: counts though it is barely touched (~120 MB resident in all). On a quiet machine two of them are
+#: alive at once (a run fails at 1,792 MB, passes at 2,048 MB); on a loaded one all three can be,
+#: which a 2,048 MB cap turned into "the engine was killed" in CI. So the cap is every stack at once
+#: plus a gigabyte of working memory, semgrep runs one job (xdist workers are the parallelism; each
+#: job adds threads), and ``--max-memory`` bounds each file's analysis (the memory it really uses).
+SEMGREP_THREAD_STACK_MB, SEMGREP_THREADS, SEMGREP_WORKING_MB = 954, 3, 1024
 SEMGREP_FILE_MEMORY_MB = 512
+SEMGREP = ToolSpec("semgrep", "semgrep", "pip install 'pytest-skilleval[scanners]'  (or: pip install semgrep)",
+                   env={"SEMGREP_ENABLE_VERSION_CHECK": "0"},
+                   memory_mb=SEMGREP_THREADS * SEMGREP_THREAD_STACK_MB + SEMGREP_WORKING_MB)
 
 _SHEBANG = re.compile(r"#![ \t]*(\S+)[ \t]*(.*)")
 _PARSE_ERROR = re.compile(r"syntax|pars|lexical", re.IGNORECASE)

@@ -4,6 +4,7 @@ hanging or babbling scanner is INCOMPLETE, never a pass and never a skip."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import stat
 from collections import Counter
@@ -347,3 +348,16 @@ def test_a_run_without_bandit_fails_naming_the_tool_even_in_ci(pytester: pytest.
     result = pytester.runpytest("--skills", "skills", "--skilleval-checks=security", "-q", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*security: INCOMPLETE*bandit: missing*install it with: pip install bandit*"])
+
+
+def test_semgrep_cap_holds_every_thread_stack_semgrep_core_starts_at_once(tmp_path: Path) -> None:
+    """semgrep-core starts three threads with ~1 GB stacks each (RLIMIT_DATA counts them); on a quiet
+    machine at most two are alive at once, on a loaded one all three can be. The cap must leave room
+    for the third stack beyond a quiet run's need: a quiet run under the cap less one stack succeeds.
+    (A 2,048 MB cap killed the engine in CI under load.)"""
+    script = tmp_path / "run.py"
+    script.write_text("import subprocess, sys\nsubprocess.run(sys.argv[1], shell=True)\n")
+    spare = dataclasses.replace(sec.SEMGREP, memory_mb=sec.SEMGREP.memory_mb - sec.SEMGREP_THREAD_STACK_MB)
+    run = tools.run(spare, ["scan", "--jobs=1", "--config", str(sec.RULES_DIR), "--json", "--quiet", "--metrics=off",
+                            "--disable-version-check", str(script)], timeout=120, cwd=tmp_path, ok_codes=(0, 1))
+    assert run.returncode == 0 and '"results"' in run.stdout, run.stdout[-500:] + run.stderr[-500:]
