@@ -109,6 +109,8 @@ class Replay:
         return self._count
 
     def __bool__(self) -> bool:
+        if self._count is not None:
+            return self._count > 0
         return next(iter(self), _NOTHING) is not _NOTHING
 
     def __getitem__(self, index: int) -> Any:
@@ -148,8 +150,29 @@ def load(path: Path) -> dict[str, Any]:
 
 def _skills(doc: Mapping[str, Any]) -> Replay:
     every = doc.get("skills") or []
-    return Replay(lambda: (s for s in every if isinstance(s, dict)), None if isinstance(every, Replay) else
+    return Replay(lambda: (s for s in every if isinstance(s, dict)), every._count if isinstance(every, Replay) else
                   sum(1 for s in every if isinstance(s, dict)))
+
+
+#: What the page's numbers and charts read of a trial; the rest (steps, answers, assertions) only the
+#: failing items and the skill details show, and they read it from the document itself.
+_TRIAL_TALLY = ("case", "arm", "attempt", "execution", "status", "cli_seconds")
+
+
+def _tally(sk: Mapping[str, Any]) -> dict[str, Any]:
+    """A skill without its bulk (findings, trial evidence): what the headline numbers, charts and
+    counts need. The page builds these in one pass over the skills instead of one pass per number."""
+    out = dict(sk)
+    checks = sk.get("checks")
+    if isinstance(checks, list):
+        out["checks"] = [{**c, "result": {k: v for k, v in c["result"].items() if k != "findings"}}
+                         if isinstance(c, dict) and isinstance(c.get("result"), dict) else c for c in checks]
+    tier3 = sk.get("tier3")
+    if isinstance(tier3, dict) and isinstance(tier3.get("agents"), list):
+        out["tier3"] = {**tier3, "agents": [
+            {**a, "attempts": [{k: t[k] for k in _TRIAL_TALLY if k in t} if isinstance(t, dict) else t for t in a["attempts"]]}
+            if isinstance(a, dict) and isinstance(a.get("attempts"), list) else a for a in tier3["agents"]]}
+    return out
 
 
 def _agents(skill: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -440,11 +463,15 @@ def skill_view(sk: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def build(doc: Mapping[str, Any]) -> Page:
-    blocking, advisory = failing_items(doc)
-    rows = forest_rows(doc)
-    curves = pass_curves(doc)
-    costs = cost_points(doc)
     skills = _skills(doc)
+    # One pass over the skills for every number and chart (a spooled skill is read from disk and parsed
+    # on each pass); the lists the page shows are read once more each, as they render.
+    tally = {**doc, "skills": [_tally(sk) for sk in skills]}
+    rows = forest_rows(tally)
+    curves = pass_curves(tally)
+    costs = cost_points(tally)
+    blocking = Replay(lambda: _failing(doc, advisory=False), sum(1 for _ in _failing(tally, advisory=False)))
+    advisory = Replay(lambda: _failing(doc, advisory=True), sum(1 for _ in _failing(tally, advisory=True)))
     settings = doc.get("settings") or {}
     env = [("tool", f"{_get(doc, 'tool', 'name', default='?')} {_get(doc, 'tool', 'version', default='')}"),
            ("generated at", str(doc.get("generated_at", "?"))), ("schema version", str(doc.get("schema_version", "?"))),
@@ -454,13 +481,13 @@ def build(doc: Mapping[str, Any]) -> Page:
     env += [(k.replace("_", " "), v) for k, v in _extra(doc, {"schema_version", "tool", "generated_at", "complete", "exit_status", "settings",
                                                              "overall_status", "skill_count", "severity_counts", "verdict_counts", "skills",
                                                              "selection", "duration_s"})]
-    extra = {str(sk.get("key")): _extra(sk["tier3"], SHOWN_TIER3) for sk in skills if isinstance(sk.get("tier3"), dict)}
-    return Page(doc=doc, title=f"skilleval report: {len(skills)} skill(s), {doc.get('overall_status', '?')}", kpis=kpis(doc),
+    extra = {str(sk.get("key")): _extra(sk["tier3"], SHOWN_TIER3) for sk in tally["skills"] if isinstance(sk.get("tier3"), dict)}
+    return Page(doc=doc, title=f"skilleval report: {len(skills)} skill(s), {doc.get('overall_status', '?')}", kpis=kpis(tally),
                 failing=blocking, advisory=advisory, skills=Replay(lambda: map(skill_view, skills), len(skills)),
                 forest=charts.forest(rows) if rows else None, forest_rows=rows,
                 pass_k=charts.pass_at_k(curves) if curves else None, cost=charts.cost_vs_pass(costs) if costs else None,
-                confusion=confusion_charts(doc), scripted=any(_get(sk, "tier3", "scripted") for sk in skills), environment=env,
-                tier3_extra=extra)
+                confusion=confusion_charts(tally), scripted=any(_get(sk, "tier3", "scripted") for sk in tally["skills"]),
+                environment=env, tier3_extra=extra)
 
 
 _ENV: Environment | None = None
