@@ -263,3 +263,25 @@ def test_a_failed_judge_is_recorded_under_the_model_asked_for_else_the_providers
     asked = grade(evidence(trajectory()), case(FREE), Broken(), judge_model="asked-model")
     assert asked.status == "ERROR" and asked.judge_model == "asked-model"
     assert grade(evidence(trajectory()), case(FREE), Broken()).judge_model == "broken-model"
+
+
+def test_the_security_note_names_the_first_five_findings() -> None:
+    # six findings: the note counts all six and names steps 1-5 (not 4 of them, not 6)
+    traj = trajectory(*(shell(f"rm -rf /srv/data{i}", position=i) for i in range(1, 7)))
+    result = grade(evidence(traj), case(Contains(value="3 rows")), None)
+    named = "; ".join(f"critical destructive-rm in Bash call at step {i}: rm -r/-f outside the workspace: rm -rf /srv/data{i}"
+                      for i in range(1, 6))
+    assert [n for n in result.notes if "security finding" in n] == [f"6 security finding(s): {named}"]
+
+
+def test_the_judge_options_are_keyword_only() -> None:
+    # a model name passed in the judge_model position by mistake must not be taken for something else
+    with pytest.raises(TypeError):
+        grade(evidence(trajectory()), case(Contains(value="3 rows")), None, "claude-judge-test")  # type: ignore[misc]
+
+
+def test_a_failed_judge_names_only_the_typed_assertions_that_failed() -> None:
+    # beside a judge failure: a passing typed assertion and an undecided one (no sandbox) are not "failed too"
+    result = grade(evidence(trajectory()), case(Contains(value="3 rows"), Command(run="pytest -q"), FREE), Broken())
+    assert result.status == "ERROR" and result.cause == "judge"
+    assert result.reason == "judge failed: RuntimeError: socket closed"
