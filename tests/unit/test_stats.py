@@ -279,6 +279,16 @@ def test_zero_spread_power_and_interval_follow_the_unseen_share(confidence: floa
     assert stats.paired_interval([0.2] * 5, confidence=confidence) == pytest.approx((0.2 - q * 1.2, 0.2 + q * 0.8), rel=1e-12)
 
 
+def test_a_spread_of_exactly_the_noise_floor_is_a_spread_not_all_equal() -> None:
+    # 1e-12 is the floor below which paired differences count as all equal; at the floor itself they
+    # get the t interval and the t power (not the unseen-share ones, which are ~10^11 times wider)
+    data = [-1e-12, 0.0, 1e-12]
+    assert math.sqrt(sum(d * d for d in data) / 2) == 1e-12  # its sd (n - 1) is the floor to the last bit
+    half = _t_quantile_df2(0.98) * 1e-12 / math.sqrt(3)
+    assert stats.paired_interval(data) == pytest.approx((-half, half), rel=1e-8, abs=0)  # abs=0: approx's default 1e-12 would swamp these
+    assert stats.power(3, 1e-12).detectable == pytest.approx((_t_quantile_df2(0.98) + _t_quantile_df2(0.8)) * 1e-12 / math.sqrt(3), rel=1e-8, abs=0)
+
+
 def test_the_case_count_for_a_ten_point_lift_past_two_hundred() -> None:
     # past 200 the candidates grow by 5 %: the answer is the first candidate that reaches 10 points
     needed = stats.power(3, 0.6).cases_for_target
