@@ -73,10 +73,10 @@ class Tier2Engine:
 
             run = self.run
             # not kept in the run state: the index needs a few texts of every skill, not every skill loaded
-            collected = [run.skill_for_batch(root) for root in run.skill_roots()]
-            roots = {s.root.resolve() for s in collected}
+            # nor every skill at once: each is loaded for its texts and let go
+            texts = [SkillText.of(run.skill_for_batch(root)) for root in run.skill_roots()]
+            roots = {root.resolve() for root in run.skill_roots()}
             reference = discover(self.settings.compare_to, run.limits, roots) if self.settings.compare_to else []
-            texts = [SkillText.of(s) for s in collected]
             self._positions = {t.key: i for i, t in enumerate(texts)}
             workerinput = getattr(self.config, "workerinput", None) or {}
             worker = (int(str(workerinput.get("workerid", "gw0")).lstrip("gw") or 0), int(workerinput.get("workercount", 1)))

@@ -10,6 +10,7 @@ per process; the similarity is one blocked matrix product, not N^2 Python compar
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -138,6 +139,9 @@ class CatalogIndex:
                 pending = pool.submit(short.embed, descriptions) if pool is not None else None
                 self.body[start:start + len(part)] = body_vectors(part, chunks)
                 self.desc[rows] = pending.result() if pending is not None else short.embed(descriptions)
+        # Every worker holds this index for the whole session: once embedded, an entry keeps only what a
+        # finding names (key, name, path, origin), not its texts (a long SKILL.md body is most of a skill).
+        self.entries = [dataclasses.replace(e, description="", body="") for e in self.entries]
         self._matches: list[list[tuple[int, float]]] | None = None
 
     def _block(self, rows: slice) -> np.ndarray | None:

@@ -256,3 +256,32 @@ def test_pooled_body_vectors_are_length_weighted_means_of_their_chunks(tmp_path:
         pooled = (CachedEmbedder(inner, None).embed(chunks) * np.array([len(c) for c in chunks], dtype=np.float32)[:, None]).sum(0)
         expected = (pooled / np.linalg.norm(pooled)).astype(np.float16).astype(np.float32)
         assert np.allclose(got[i], expected / np.linalg.norm(expected), atol=1e-6)
+
+
+def test_the_index_keeps_no_skill_body_once_it_is_embedded() -> None:
+    """Every xdist worker holds the whole catalog's index for the session: it keeps vectors and the
+    few words a finding names, not the bodies it embedded (32 KB each here; a catalog of long skills
+    held hundreds of MB per worker)."""
+    import gc
+    import tracemalloc
+
+    static = CachedEmbedder(embedders.load_static(), None)
+    pair = embedders.EmbedderPair(static, static)
+    n, body_bytes = 100, 32 * 1024
+
+    def build() -> CatalogIndex:
+        texts = [SkillText(f"s{i}", f"skill-{i}", f"Does task number {i}.", f"# Task {i}\n\n" + f"step {i} " * (body_bytes // 8), f"/x/s{i}")
+                 for i in range(n)]
+        return CatalogIndex(texts, [], pair)
+
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        index = build()
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert [m.other.key for m in index.matches(0)][:1] and index.entries[5].name == "skill-5"
+    assert kept < n * 8 * 1024, f"{kept / n / 1024:.0f} KB kept per skill"
