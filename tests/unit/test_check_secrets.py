@@ -94,11 +94,13 @@ def test_provider_tokens_are_critical(make_skill: Callable[..., Skill], engine: 
 
 
 def test_generic_keyword_secret_is_high(make_skill: Callable[..., Skill], engine: str) -> None:
-    result = _scan(make_skill, {"config/settings.yaml": f'service:\n  api_key: "{GENERIC}"\n'}, engine)
+    result = _scan(make_skill, {"config/settings.yaml": f'service:\n  api_key: "{GENERIC}" # prod\n'}, engine)
     assert len(result.findings) == 1, rules(result)
     f = result.findings[0]
     assert (f.file, f.line, f.severity) == ("config/settings.yaml", 2, Severity.HIGH)
-    assert f.rule in {"secrets.generic-api-key", "secrets.secret-keyword", "secrets.base64-high-entropy-string"}
+    # detect-secrets sees it twice (entropy and keyword, both HIGH): one finding, the first detector by name
+    assert f.rule == {"gitleaks": "secrets.generic-api-key", "detect-secrets": "secrets.base64-high-entropy-string"}[engine]
+    assert f.evidence == 'api_key: "[REDACTED]" # prod'
 
 
 def test_private_key_block_is_critical_but_a_placeholder_block_is_not(make_skill: Callable[..., Skill], engine: str) -> None:
@@ -154,6 +156,7 @@ def test_any_text_file_is_scanned_and_binary_files_are_skipped(make_skill: Calla
 def test_result_names_the_engine_and_its_version(make_skill: Callable[..., Skill], engine: str) -> None:
     result = _scan(make_skill, {}, engine)
     assert set(result.tools) == {engine} and result.tools[engine][0].isdigit()
+    assert result.metrics == {"engine": engine, "files": 1, "placeholders_ignored": 0}
     assert set(SecretsCheck().tool_versions()) == {engine, "rules"}  # the cache key follows the engine
 
 
@@ -204,7 +207,12 @@ def test_one_gitleaks_process_scans_a_whole_batch(tmp_path: Path, make_skill: Ca
 
 
 @pytest.mark.parametrize(("body", "kind"), [('echo "panic: out of memory" >&2\nexit 2\n', "crashed"),
-                                            ('echo "not json"\nexit 0\n', "bad-output")])
+                                            ('echo "not json"\nexit 0\n', "bad-output: report is not JSON"),
+                                            ("echo '{\"File\": \"0/a.env\"}'\nexit 42\n", "bad-output: report is not a JSON list"),
+                                            ("echo '[{\"File\": \"9/a.env\", \"StartLine\": 1}]'\nexit 42\n",
+                                             "bad-output: a finding names no file"),
+                                            ("echo '[{\"File\": \"0/a.env\", \"StartLine\": \"1\"}]'\nexit 42\n",
+                                             "bad-output: a finding names no file")])
 def test_a_failing_gitleaks_is_incomplete_not_a_fallback(tmp_path: Path, make_skill: Callable[..., Skill],
                                                          monkeypatch: pytest.MonkeyPatch, body: str, kind: str) -> None:
     monkeypatch.setenv(GITLEAKS.override_var, _wrapper(tmp_path, "", tmp_path / "log", body))
@@ -261,3 +269,40 @@ def test_a_token_two_detectors_see_is_one_finding_from_the_specific_one(make_ski
     assert sorted(line for line, _, _ in on_lines) == [2, 3], on_lines
     for line, rule, severity in on_lines:
         assert severity is Severity.CRITICAL and rule in {"secrets.github-pat", "secrets.github-token"}, (line, rule)
+
+
+def test_no_report_from_gitleaks_is_no_finding(tmp_path: Path, make_skill: Callable[..., Skill],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(GITLEAKS.override_var, _wrapper(tmp_path, "", tmp_path / "log", "exit 0\n"))
+    result = run_check(SecretsCheck(), make_skill({"SKILL.md": manifest(), "notes.md": "clean\n"}))
+    assert result.status is Status.PASSED and result.findings == []
+
+
+def test_evidence_is_the_line_with_the_secret_masked_in_place(make_skill: Callable[..., Skill], engine: str) -> None:
+    # the secret at every start column mod 4, on line 1 and on later lines (gitleaks numbers them differently)
+    prefixes = ["GH=", "G_H=", "GH_T=", "GH_TO="]
+    files = {f"scripts/first{n}.sh": f"{p}{GITHUB_PAT} # deploy\n" for n, p in enumerate(prefixes)}
+    files |= {f"scripts/later{n}.sh": f"#!/bin/sh\n\n  export {p}{GITHUB_PAT}  # ci\n" for n, p in enumerate(prefixes)}
+    files["scripts/start.sh"] = f"{GITHUB_PAT} is the token\n"
+    result = _scan(make_skill, files, engine)
+    got = {(f.file, f.line): f.evidence for f in result.findings}
+    expected = {(f"scripts/first{n}.sh", 1): f"{p}[REDACTED] # deploy" for n, p in enumerate(prefixes)}
+    expected |= {(f"scripts/later{n}.sh", 3): f"export {p}[REDACTED]  # ci" for n, p in enumerate(prefixes)}
+    expected[("scripts/start.sh", 1)] = "[REDACTED] is the token"
+    assert got == expected
+
+
+def test_placeholders_ignored_are_counted_for_their_own_skill(make_skill: Callable[..., Skill], engine: str) -> None:
+    placeholder = "SERVICE_API_KEY=sk-testsecret12345678901234567890\n"  # seen once by either engine, then allowed
+    clean = make_skill({"SKILL.md": manifest("clean-skill")}, name="clean-skill")
+    documented = make_skill({"SKILL.md": manifest(), "notes.txt": placeholder + placeholder.replace("SERVICE", "OTHER")}, name="demo-skill")
+    results = SecretsCheck().scan([clean, documented], CheckContext(settings=make_settings()))
+    assert [results[s.root].metrics["placeholders_ignored"] for s in (clean, documented)] == [0, 2]
+    assert [results[s.root].findings for s in (clean, documented)] == [[], []]
+    assert [results[s.root].metrics["files"] for s in (clean, documented)] == [1, 2]
+
+
+def test_a_private_key_does_not_hide_the_secrets_after_it(make_skill: Callable[..., Skill], engine: str) -> None:
+    result = _scan(make_skill, {"a/key.pem": PRIVATE_KEY + f"GH={GITHUB_PAT}\n", "b.env": f"GH={GITHUB_PAT}\n"}, engine)
+    assert sorted((f.file, f.line, f.rule.split("-")[0]) for f in result.findings) == [
+        ("a/key.pem", 1, "secrets.private"), ("a/key.pem", 5, "secrets.github"), ("b.env", 1, "secrets.github")]
