@@ -261,6 +261,14 @@ def test_no_report_ever_holds_the_secret(pytester: pytest.Pytester) -> None:
             assert raw not in text
 
 
+def test_the_provider_detector_wins_whichever_detector_reported_first(make_skill: Callable[..., Skill], engine: str) -> None:
+    # detect-secrets runs its entropy and keyword detectors before its Stripe one: the later CRITICAL must replace them
+    result = _scan(make_skill, {"config/pay.cfg": '[stripe]\n  secret_key = "sk_live_Q7mX2vR9kL4tB8nW3pZ6cF1h"\n'}, engine)
+    assert [(f.line, f.rule, f.severity, f.evidence) for f in result.findings] == [
+        (2, {"gitleaks": "secrets.stripe-access-token", "detect-secrets": "secrets.stripe-access-key"}[engine],
+         Severity.CRITICAL, 'secret_key = "[REDACTED]"')]
+
+
 def test_a_token_two_detectors_see_is_one_finding_from_the_specific_one(make_skill: Callable[..., Skill], engine: str) -> None:
     # A keyword-style line holding a provider token is seen by a generic detector and a provider one;
     # the provider's CRITICAL must win, and the duplicate must not be kept beside it.
@@ -284,11 +292,13 @@ def test_evidence_is_the_line_with_the_secret_masked_in_place(make_skill: Callab
     files = {f"scripts/first{n}.sh": f"{p}{GITHUB_PAT} # deploy\n" for n, p in enumerate(prefixes)}
     files |= {f"scripts/later{n}.sh": f"#!/bin/sh\n\n  export {p}{GITHUB_PAT}  # ci\n" for n, p in enumerate(prefixes)}
     files["scripts/start.sh"] = f"{GITHUB_PAT} is the token\n"
+    files["scripts/long.sh"] = "echo ok\n" * 299 + f"GH={GITHUB_PAT}\n"  # line numbers past CPython's small-int cache
     result = _scan(make_skill, files, engine)
     got = {(f.file, f.line): f.evidence for f in result.findings}
     expected = {(f"scripts/first{n}.sh", 1): f"{p}[REDACTED] # deploy" for n, p in enumerate(prefixes)}
     expected |= {(f"scripts/later{n}.sh", 3): f"export {p}[REDACTED]  # ci" for n, p in enumerate(prefixes)}
     expected[("scripts/start.sh", 1)] = "[REDACTED] is the token"
+    expected[("scripts/long.sh", 300)] = "GH=[REDACTED]"
     assert got == expected
 
 
