@@ -155,13 +155,11 @@ def run_gitleaks(st: Staged, texts: dict[tuple[int, str], str]) -> list[Hit]:
     return hits
 
 
-def _expand(line: str, value: str) -> str:
-    """detect-secrets sometimes reports only a token's prefix (``ghp``): take the whole token."""
-    at = line.find(value)
-    if at < 0:
-        return value
-    match = _TOKEN_CHARS.match(line, at + len(value))
-    return value + (match.group(0) if match else "")
+def _expand(line: str, value: str) -> list[str]:
+    """detect-secrets sometimes reports only a token's prefix (``ghp``), and then once per line however
+    many tokens start with it: every whole token on the line that starts with ``value``, each once."""
+    tokens = (m.group(0) for m in re.finditer(re.escape(value) + _TOKEN_CHARS.pattern, line))
+    return list(dict.fromkeys(tokens)) or [value]
 
 
 def run_detect_secrets(st: Staged, texts: dict[tuple[int, str], str]) -> list[Hit]:
@@ -179,8 +177,8 @@ def run_detect_secrets(st: Staged, texts: dict[tuple[int, str], str]) -> list[Hi
             # scan.scan_file yields every occurrence; a SecretsCollection would merge repeats of a secret
             for secret in scan.scan_file(str(st.root / path)):
                 line = _line(texts[origin], secret.line_number)
-                value = _expand(line, secret.secret_value) if secret.secret_value else None
-                hits.append(Hit(origin[0], origin[1], secret.line_number, r.detector(secret.type), value))
+                values: Sequence[str | None] = _expand(line, secret.secret_value) if secret.secret_value else [None]
+                hits += [Hit(origin[0], origin[1], secret.line_number, r.detector(secret.type), v) for v in values]
     return hits
 
 

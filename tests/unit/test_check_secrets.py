@@ -316,3 +316,12 @@ def test_a_private_key_does_not_hide_the_secrets_after_it(make_skill: Callable[.
     result = _scan(make_skill, {"a/key.pem": PRIVATE_KEY + f"GH={GITHUB_PAT}\n", "b.env": f"GH={GITHUB_PAT}\n"}, engine)
     assert sorted((f.file, f.line, f.rule.split("-")[0]) for f in result.findings) == [
         ("a/key.pem", 1, "secrets.private"), ("a/key.pem", 5, "secrets.github"), ("b.env", 1, "secrets.github")]
+
+
+def test_two_tokens_on_one_line_are_both_masked(make_skill: Callable[..., Skill], engine: str) -> None:
+    # detect-secrets reports the prefix "ghp" once per line, however many tokens start with it: each must
+    # become a finding of its own, and neither may show in the other's evidence
+    other = "ghp_Q2nW8xV5cM1bT7kL4pR9zH3fJ6sD0yA5eG1u"
+    result = _scan(make_skill, {"scripts/two.sh": f"A={GITHUB_PAT} B={other}\n"}, engine)
+    assert [(f.file, f.line, f.evidence) for f in result.findings] == [("scripts/two.sh", 1, "A=[REDACTED] B=[REDACTED]")] * 2
+    assert other not in result.to_json() and GITHUB_PAT not in result.to_json()

@@ -74,12 +74,15 @@ def test_findings_that_cannot_be_cut_out_have_no_value(item: dict[str, Any]) -> 
     assert _gitleaks_value(f"GH={PAT}\n{PAT}\n", item) is None
 
 
-def test_a_token_prefix_is_expanded_to_the_whole_token() -> None:
-    assert _expand(f"{PAT} rest", "ghp") == PAT  # at the start of the line
-    assert _expand(f"export GH={PAT}", "ghp") == PAT
-    assert _expand(f"GH={PAT}", PAT) == PAT
-    assert _expand("GH=abc", "ghp") == "ghp"  # not on the line: kept as reported
-    assert _expand("x", "ghp") == "ghp" and _expand("", "g") == "g"
+def test_a_token_prefix_is_expanded_to_every_whole_token() -> None:
+    assert _expand(f"{PAT} rest", "ghp") == [PAT]  # at the start of the line
+    assert _expand(f"export GH={PAT}", "ghp") == [PAT]
+    assert _expand(f"GH={PAT}", PAT) == [PAT]
+    assert _expand(f"A={PAT} B=ghp_2 C={PAT}", "ghp") == [PAT, "ghp_2"]  # each token once, in line order
+    assert _expand(f"A={PAT} B={PAT[:-1]}", PAT) == [PAT]  # a shorter text is no occurrence
+    assert _expand("ghpghp", "ghp") == ["ghpghp"]
+    assert _expand("GH=abc", "ghp") == ["ghp"]  # not on the line: kept as reported
+    assert _expand("x", "ghp") == ["ghp"] and _expand("", "g") == ["g"]
 
 
 def test_evidence_masks_every_secret_and_keeps_the_rest() -> None:
