@@ -94,6 +94,11 @@ def test_rerun_pass_of_nothing() -> None:
     assert summary.rate is None and summary.max_attempts == 0
 
 
+def test_a_rerun_rate_where_every_case_failed_is_zero_not_missing() -> None:
+    summary = stats.rerun_pass({"a": [False, False], "b": [False]})
+    assert (summary.passed_cases, summary.failed_cases, summary.rate) == (0, 2, 0.0)
+
+
 # -- lift ------------------------------------------------------------------------------------------------
 def test_lift_pairs_cases_and_reports_n() -> None:
     result = stats.lift({"a": 1.0, "b": 1.0, "c": 0.0, "x": 0.9, "n": float("nan")},
@@ -190,6 +195,13 @@ def test_interval_narrows_with_more_cases() -> None:
 def test_lift_rejects_bad_settings(kwargs: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         stats.lift({"a": 1.0}, {"a": 0.0}, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("p", "df"), [(1.0, 5), (0.0, 5), (0.5, 0)])
+def test_t_quantile_rejects_a_probability_outside_zero_one_and_no_degrees_of_freedom(p: float, df: int) -> None:
+    # p = 1 has no quantile: bisection would return the bracket's edge, 10^4, as if it were one
+    with pytest.raises(ValueError):
+        stats.t_quantile(p, df)
 
 
 def test_bootstrap_of_nothing_is_an_error() -> None:
@@ -294,6 +306,9 @@ def test_the_case_count_for_a_ten_point_lift_past_two_hundred() -> None:
     needed = stats.power(3, 0.6).cases_for_target
     assert needed is not None and 250 < needed < 350
     assert (stats.power(needed, 0.6).detectable or 1) <= 0.1 < (stats.power(int(needed / 1.05), 0.6).detectable or 1)
+    # the candidates past 200 are 210, 220, 231, 242, 254, 266, 279, 292, 306, …: the answer is 306 although
+    # 304 would already do (the 5 % steps trade that for fewer t quantiles up to a limit of 100,000 cases)
+    assert needed == 306 and (stats.power(304, 0.6).detectable or 1) <= 0.1
 
 
 def test_bootstrap_percentiles_over_a_known_resampling_distribution() -> None:
