@@ -127,7 +127,8 @@ def test_deployment_scenarios_beside_evals_json(make_skill: MakeSkill) -> None:
     scenario = {"skills": [SKILL, "helper-skill"], "env": "needs a server on :8000", "resources": {"platforms": {"local": {}}},
                 "expects": [{"query": "Check health", "checks": ["Reports healthy", "trajectory_contains:scripts/x.py health",
                                                                  "json_command:python3 scripts/x.py health"]},
-                            {"query": "List agents", "checks": ["Lists them"], "_phrasing": "terse"}]}
+                            {"query": "List agents", "checks": ["Lists them", "trajectory_not_contains:scripts/x.py restart"],
+                             "_phrasing": "terse"}]}
     case_set = load(make_skill, {"evals/evals.json": as_json([{"id": "base", "question": "Q"}]),
                                  "evals/deploy-smoke.json": as_json(scenario), "evals/config.yml": "schema_version: 1\n"})
     clean(case_set)
@@ -138,6 +139,8 @@ def test_deployment_scenarios_beside_evals_json(make_skill: MakeSkill) -> None:
     assert isinstance(trajectory, model.TrajectoryContains) and trajectory.value == "scripts/x.py health"
     assert isinstance(command, model.Command) and command.json_output and command.run == "python3 scripts/x.py health"
     assert first.environment == {"env": "needs a server on :8000", "resources": {"platforms": {"local": {}}}}
+    never = case_set.cases[2].assertions[1]
+    assert isinstance(never, model.TrajectoryNotContains) and never.value == "scripts/x.py restart"
     assert first.acceptable_skills == ("helper-skill",) and case_set.cases[2].extra == {"_phrasing": "terse"}
     assert case_set.metrics()["files"] == {"evals/evals.json": "list", "evals/deploy-smoke.json": "expects"}  # config.yml is not a case file
 

@@ -23,6 +23,7 @@ from pytest_skilleval.tier3.case_formats.model import (
     SkillInvoked,
     SkillNotInvoked,
     TrajectoryContains,
+    TrajectoryNotContains,
 )
 from pytest_skilleval.tier3.grading import CommandOutcome
 from pytest_skilleval.tier3.grading.answer import first_json, lookup
@@ -212,6 +213,21 @@ def test_trajectory_contains() -> None:
     assert outcome(TrajectoryContains(value="scripts/plot.py"), ev).passed is False
     window = evidence(trajectory(shell("ls"), omitted_tool_calls=40))
     assert outcome(TrajectoryContains(value="scripts/plot.py"), window).passed is None  # it may be in the part not kept
+
+
+def test_trajectory_not_contains() -> None:
+    """A negative case's "did not run scripts/bump.py": decided on the calls, undecided when calls
+    were left out of the parsed window or the output could not be parsed."""
+    ev = evidence(trajectory(shell("python3 scripts/summarize_csv.py sales.csv"), shell("ls", position=2)))
+    ran = outcome(TrajectoryNotContains(value="summarize_csv.py"), ev)
+    assert ran.passed is False and "step 1" in (ran.detail or "")
+    assert outcome(TrajectoryNotContains(value="scripts/plot.py"), ev).passed is True
+    assert outcome(TrajectoryNotContains(value='"command": "ls"'), ev).passed is False  # the JSON form counts too
+    assert outcome(TrajectoryNotContains(value="scripts/plot.py"), evidence(trajectory())).passed is True  # no calls at all
+    window = evidence(trajectory(shell("ls"), omitted_tool_calls=40))
+    assert outcome(TrajectoryNotContains(value="scripts/plot.py"), window).passed is None  # it may be in the part not kept
+    assert outcome(TrajectoryNotContains(value="ls"), window).passed is False  # found in the part kept: decided
+    assert outcome(TrajectoryNotContains(value="x"), evidence(None)).passed is None
 
 
 def test_skill_invoked_and_not_invoked() -> None:

@@ -48,10 +48,10 @@ KIND_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
 }
 #: Argument spellings -> our field name, per kind family.
 _VALUE_ALIASES = ("phrase", "substring", "string")
-_KINDS_WITH_VALUE = {"contains", "not_contains", "trajectory_contains", "file_contains"}
+_KINDS_WITH_VALUE = {"contains", "not_contains", "trajectory_contains", "trajectory_not_contains", "file_contains"}
 #: ``kind:argument`` strings: kind -> the field the argument fills.
 PREFIX_KINDS: dict[str, str] = {
-    "trajectory_contains": "value", "json_command": "run", "command": "run", "contains": "value",
+    "trajectory_contains": "value", "trajectory_not_contains": "value", "json_command": "run", "command": "run", "contains": "value",
     "not_contains": "value", "regex": "pattern", "not_regex": "pattern", "file_exists": "path",
     "skill_invoked": "skill", "skill_not_invoked": "skill", "max_turns": "value", "max_tokens": "value", "max_cost": "value",
 }

@@ -118,6 +118,14 @@ class TrajectoryContains(_Assertion):
     value: str
 
 
+class TrajectoryNotContains(_Assertion):
+    """No tool call's input contains ``value``: a negative case's "did not run scripts/bump.py"."""
+
+    target: ClassVar[str] = "trajectory"
+    type: Literal["trajectory_not_contains"] = "trajectory_not_contains"
+    value: str
+
+
 class SkillInvoked(_Assertion):
     target: ClassVar[str] = "trajectory"
     type: Literal["skill_invoked"] = "skill_invoked"
@@ -150,7 +158,7 @@ class MaxCost(_Assertion):
 
 Assertion = Annotated[
     Judge | Contains | NotContains | Regex | NotRegex | JsonPath | FileExists | FileContains | Command
-    | TrajectoryContains | SkillInvoked | SkillNotInvoked | MaxTurns | MaxTokens | MaxCost,
+    | TrajectoryContains | TrajectoryNotContains | SkillInvoked | SkillNotInvoked | MaxTurns | MaxTokens | MaxCost,
     Field(discriminator="type"),
 ]
 
