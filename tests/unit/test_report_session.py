@@ -3,10 +3,12 @@ climb out of the report dir, keys that sanitise to one folder, and results.json 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from pytest_skilleval.atomic import UnsafeWriteError
 from pytest_skilleval.reports.model import CheckRecord, RunReport, build_run, build_skill
 from pytest_skilleval.reports.session import card_dir, write_reports
 from pytest_skilleval.results import CheckResult
@@ -52,3 +54,35 @@ def test_results_json_streamed_is_the_whole_document(tmp_path: Path, keys: list[
     assert RunReport.model_validate_json(text) == run
     assert written[-2:] == [tmp_path / "rep/results.json", tmp_path / "rep/index.html"] and (tmp_path / "rep/index.html").is_file()
     assert len(written) == len(keys) + 2
+
+
+def test_reports_are_written_without_an_fsync_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A card per skill: an fsync each was seconds of wall time over a catalog (see atomic.write_atomic)."""
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    assert len(write_reports(_run(["a", "b"]), tmp_path / "rep")) == 4
+    assert synced == []
+
+
+def test_a_link_inside_the_project_is_refused_and_one_above_it_is_not(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    real_project = tmp_path / "real-project"
+    real_project.mkdir()
+    (real_project / "linked").symlink_to(elsewhere)  # planted in the checkout
+    with pytest.raises(UnsafeWriteError, match="symbolic link"):
+        write_reports(_run(["a"]), real_project / "linked" / "rep", real_project)
+    assert list(elsewhere.iterdir()) == []
+    (tmp_path / "project").symlink_to(real_project)  # the project's own path goes through a link (macOS /tmp): the user's
+    written = write_reports(_run(["a"]), tmp_path / "project" / "rep", tmp_path / "project")
+    assert (real_project / "rep" / "results.json").is_file() and len(written) == 3
+
+
+def test_without_a_project_no_link_is_followed(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "linked").symlink_to(elsewhere)
+    with pytest.raises(UnsafeWriteError, match="symbolic link"):
+        write_reports(_run(["a"]), tmp_path / "linked" / "rep")
+    assert list(elsewhere.iterdir()) == []

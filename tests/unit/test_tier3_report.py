@@ -157,6 +157,7 @@ def test_without(record_property, case):
 
 
 @pytest.mark.parametrize(("score", "flags", "code"), [(0.9, [], 0), (0.1, [], 0), (0.9, ["--block-on-agent-eval"], 0),
+                                                      (0.1, ["--block-on-agent-eval"], 1),
                                                       (0.1, ["--block-on-agent-eval", "-n", "2"], 1)])
 def test_controller_aggregates_across_workers_and_settles_the_exit_status(pytester: pytest.Pytester, score: float, flags: list[str],
                                                                           code: int) -> None:
