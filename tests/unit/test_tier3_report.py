@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy  # noqa: F401 - see below
 import pytest
 
 from pytest_skilleval.reports import benchmark_md
@@ -18,6 +19,8 @@ from pytest_skilleval.tier3.record import TrialRecord
 from pytest_skilleval.tier3.report import build, exit_status, per_case
 
 pytest_plugins = ["pytester"]
+# pytester's in-process runs drop the modules they imported; numpy's C extension cannot be loaded twice in
+# one process, so it is loaded here, outside them (the statistics import it lazily)
 
 
 def rec(case: str, arm: str, score: float | None, status: str = "PASSED", *, attempt: int = 1, execution: int = 1,
