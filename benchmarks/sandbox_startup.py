@@ -29,7 +29,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from pytest_skilleval.gateway import Gateway, GatewayConfig
-from pytest_skilleval.tier3.agents.base import DEFAULT_AGENTS_DIR
+from pytest_skilleval.tier3.options import DEFAULT_AGENTS_DIR
 from pytest_skilleval.tier3.sandboxes import DockerSandbox, LocalSandbox, RunSpec
 from pytest_skilleval.tier3.sandboxes.harbor.results import JobResult, read_trials
 from pytest_skilleval.tier3.sandboxes.process import run_process

@@ -30,9 +30,9 @@ from pathlib import Path
 from pytest_skilleval.gateway import Gateway, GatewayConfig, Script
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier3.agents import AgentContext, AgentRegistry, ClaudeCode, Codex, GeminiCli, OpenCode
-from pytest_skilleval.tier3.agents.base import DEFAULT_AGENTS_DIR, Agent
+from pytest_skilleval.tier3.agents.base import Agent
 from pytest_skilleval.tier3.cases import load_cases
-from pytest_skilleval.tier3.options import Tier3Settings
+from pytest_skilleval.tier3.options import DEFAULT_AGENTS_DIR, Tier3Settings
 from pytest_skilleval.tier3.sandboxes import LocalSandbox
 from pytest_skilleval.tier3.sandboxes.process import run_process
 from pytest_skilleval.tier3.staging import agent_environment, hidden_dirs, stage_trial

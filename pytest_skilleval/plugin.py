@@ -81,11 +81,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(importlib.import_module("pytest_skilleval.selection.plugin"), "skilleval-selection")
     # Tier 3: built-in agents and sandboxes answer the hooks first, then the plugin builds the registries.
     for module, name in (("agents", "skilleval-agents"), ("sandboxes", "skilleval-sandboxes"), ("plugin", "skilleval-tier3"),
-                         ("fixtures", "skilleval-tier3-fixtures"), ("items", "skilleval-tier3-items")):
+                         ("fixtures", "skilleval-tier3-fixtures")):
         config.pluginmanager.register(importlib.import_module(f"pytest_skilleval.tier3.{module}"), name)
     # Trigger mode (triggers/): settings first, then its collector hook.
-    config.pluginmanager.register(importlib.import_module("pytest_skilleval.triggers.plugin"), "skilleval-triggers")
-    config.pluginmanager.register(importlib.import_module("pytest_skilleval.triggers.items"), "skilleval-triggers-items")
+    triggers = importlib.import_module("pytest_skilleval.triggers.plugin")
+    config.pluginmanager.register(triggers, "skilleval-triggers")
+    # The collectors of trial and trigger items, only in a run that opted in (their settings were read
+    # just now, when their plugins were registered): a run without them never imports the trial machinery.
+    if importlib.import_module("pytest_skilleval.tier3.plugin").tier3_context(config).settings.enabled:
+        config.pluginmanager.register(importlib.import_module("pytest_skilleval.tier3.items"), "skilleval-tier3-items")
+    if triggers.trigger_context(config).settings.enabled:
+        config.pluginmanager.register(importlib.import_module("pytest_skilleval.triggers.items"), "skilleval-triggers-items")
     if not hasattr(config, "workerinput"):  # only the controller (or a plain run) writes reports
         # Imported here, not at the top: the report models pull in Tier 3's record types, and
         # importing the plugin (every pytest run in the environment pays it) must stay cheap.

@@ -12,11 +12,33 @@ Plain-Python use::
 In pytest, use the ``skilleval_gateway`` fixture (one gateway per session, i.e. per xdist worker).
 """
 
-from pytest_skilleval.gateway.config import GatewayConfig, Upstream, upstreams_from_env
-from pytest_skilleval.gateway.metering import BudgetExceeded, PriceTable
-from pytest_skilleval.gateway.script import Script, Step
-from pytest_skilleval.gateway.server import Gateway
-from pytest_skilleval.gateway.trial import KeyLeak, ReplayDivergence, Trial
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_skilleval.gateway.config import GatewayConfig, Upstream, upstreams_from_env
+    from pytest_skilleval.gateway.metering import BudgetExceeded, PriceTable
+    from pytest_skilleval.gateway.script import Script, Step
+    from pytest_skilleval.gateway.server import Gateway
+    from pytest_skilleval.gateway.trial import KeyLeak, ReplayDivergence, Trial
+
+#: Each public name and the module that defines it. Imported on first use: every pytest run reads the
+#: gateway's options (``gateway.options``, which imports this package), and a run without Tier 3
+#: must not pay for the server, metering and protocol modules.
+_EXPORTS = {"GatewayConfig": "config", "Upstream": "config", "upstreams_from_env": "config",
+            "BudgetExceeded": "metering", "PriceTable": "metering", "Script": "script", "Step": "script",
+            "Gateway": "server", "KeyLeak": "trial", "ReplayDivergence": "trial", "Trial": "trial"}
 
 __all__ = ["BudgetExceeded", "Gateway", "GatewayConfig", "KeyLeak", "PriceTable", "ReplayDivergence", "Script", "Step", "Trial",
            "Upstream", "upstreams_from_env"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

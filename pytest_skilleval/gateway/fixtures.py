@@ -11,14 +11,17 @@ Override any of them in ``conftest.py`` with a fixture of the same name.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_skilleval.gateway.config import GatewayConfig
 from pytest_skilleval.gateway.options import config_from_pytest
-from pytest_skilleval.gateway.server import Gateway
-from pytest_skilleval.gateway.trial import Trial
+
+# Registered in every run: the server is imported by the fixture that starts it.
+if TYPE_CHECKING:
+    from pytest_skilleval.gateway.config import GatewayConfig
+    from pytest_skilleval.gateway.server import Gateway
+    from pytest_skilleval.gateway.trial import Trial
 
 
 @pytest.fixture(scope="session")
@@ -28,6 +31,8 @@ def skilleval_gateway_config(pytestconfig: pytest.Config) -> GatewayConfig:
 
 @pytest.fixture(scope="session")
 def skilleval_gateway(skilleval_gateway_config: GatewayConfig) -> Iterator[Gateway]:
+    from pytest_skilleval.gateway.server import Gateway
+
     with Gateway(skilleval_gateway_config) as gateway:
         yield gateway
 

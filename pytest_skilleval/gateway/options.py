@@ -14,7 +14,6 @@ import pytest
 from pytest_skilleval import config as config_mod
 from pytest_skilleval.config import Option
 from pytest_skilleval.gateway.config import MODES, GatewayConfig, upstreams_from_env
-from pytest_skilleval.gateway.protocols import FAMILIES
 
 OPTIONS = (
     Option("skilleval_gateway", "--skilleval-gateway", "SKILLEVAL_GATEWAY", "scripted",
@@ -50,6 +49,8 @@ def add_options(parser: pytest.Parser) -> None:
 
 
 def _pairs(flag: str, text: str) -> dict[str, str]:
+    from pytest_skilleval.gateway.protocols import FAMILIES  # here, not at the top: every pytest run reads these options
+
     out: dict[str, str] = {}
     for item in filter(None, (p.strip() for p in text.split(","))):
         family, sep, value = item.partition("=")

@@ -36,8 +36,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 
 from pytest_skilleval import tools
 from pytest_skilleval.batch import BatchedCheck
@@ -118,6 +116,10 @@ def _pyproject_lines(skill: Skill, rel: str, problems: list[Finding]) -> Iterato
 
 
 def declared(skill: Skill) -> Declared:
+    # imported by the first skill checked, not when the plugin loads (every pytest run loads it)
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
     out = Declared()
     seen: set[str] = set()
     lines: list[tuple[str, int | None, str]] = []
@@ -163,6 +165,8 @@ def _layers(pins: Sequence[Pin]) -> list[dict[str, str]]:
 
 def audit(layer: dict[str, str]) -> dict[str, dict[str, Any]]:
     """pip-audit's report entry per canonical name, for one file of pins."""
+    from packaging.utils import canonicalize_name
+
     with tempfile.TemporaryDirectory(prefix="skilleval-") as tmp:
         req = Path(tmp) / "requirements.txt"
         req.write_text("".join(f"{n}=={v}\n" for n, v in sorted(layer.items())), encoding="utf-8")

@@ -20,8 +20,6 @@ import pytest
 from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill
-from pytest_skilleval.tier3.cases import load_cases
-from pytest_skilleval.triggers.sets import load_trigger_set
 
 
 class EvalsCheck(Check):
@@ -29,6 +27,10 @@ class EvalsCheck(Check):
     description = "eval case files (evals/evals.json …) load in an accepted shape and every case is well-formed"
 
     def run(self, skill: Skill, ctx: CheckContext) -> CheckResult:
+        # the case and trigger loaders (their pydantic models) are imported by the first skill that is checked
+        from pytest_skilleval.tier3.cases import load_cases
+        from pytest_skilleval.triggers.sets import load_trigger_set
+
         case_set = load_cases(skill)
         triggers = load_trigger_set(skill)  # evals/triggers.*: malformed queries fail here too, by file and line
         findings = case_set.findings() + triggers.findings()

@@ -18,22 +18,25 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_skilleval import state
-from pytest_skilleval.gateway import Gateway
-from pytest_skilleval.providers.base import ChatProvider
-from pytest_skilleval.skill import Skill
-from pytest_skilleval.tier3.case_formats.model import EvalCase
-from pytest_skilleval.tier3.cases import CaseSet, load_cases
 from pytest_skilleval.tier3.options import ARMS
 from pytest_skilleval.tier3.plugin import in_ci, tier3_context
-from pytest_skilleval.tier3.record import TrialRecord
-from pytest_skilleval.tier3.sandboxes import Sandbox
-from pytest_skilleval.tier3.staging import hidden_dirs
-from pytest_skilleval.tier3.trial import TrialRequest, TrialRunner, TrialSkipped, TrialUnavailable
-from pytest_skilleval.trajectory import default_registry
+
+# Registered in every run: the trial machinery is imported by the fixtures that use it, so a run
+# without Tier 3 never loads it.
+if TYPE_CHECKING:
+    from pytest_skilleval.gateway import Gateway
+    from pytest_skilleval.providers.base import ChatProvider
+    from pytest_skilleval.skill import Skill
+    from pytest_skilleval.tier3.case_formats.model import EvalCase
+    from pytest_skilleval.tier3.cases import CaseSet
+    from pytest_skilleval.tier3.record import TrialRecord
+    from pytest_skilleval.tier3.sandboxes import Sandbox
+    from pytest_skilleval.tier3.trial import TrialRunner
 
 
 @pytest.fixture(scope="session")
@@ -57,6 +60,9 @@ def skilleval_trial_judge(request: pytest.FixtureRequest) -> ChatProvider | None
 def skilleval_trial_runner(pytestconfig: pytest.Config, skilleval_gateway: Gateway, skilleval_sandbox: Sandbox,
                            skilleval_trial_judge: ChatProvider | None) -> TrialRunner:
     from pytest_skilleval.selection.plugin import REGISTRY
+    from pytest_skilleval.tier3.staging import hidden_dirs
+    from pytest_skilleval.tier3.trial import TrialRunner
+    from pytest_skilleval.trajectory import default_registry
 
     ctx = tier3_context(pytestconfig)
     return TrialRunner(skilleval_gateway, skilleval_sandbox, ctx.settings, skilleval_trial_judge,
@@ -121,12 +127,17 @@ class SkillTrial:
         return state.run_state(self.config).skill(root.resolve())
 
     def cases(self, skill: str | Path) -> CaseSet:
+        from pytest_skilleval.tier3.cases import load_cases
+
         return load_cases(self.skill(skill))
 
     def run(self, skill: str | Path, case: str | EvalCase, *, agent: str | None = None, attempts: int = 1,
             arms: Sequence[str] = ARMS) -> TrialComparison:
         """Run ``case`` (an id or an :class:`EvalCase`) of ``skill`` in each arm, ``attempts`` times.
         A trial that cannot run here skips the test (fails it under CI=true)."""
+        from pytest_skilleval.tier3.cases import load_cases
+        from pytest_skilleval.tier3.trial import TrialRequest, TrialSkipped, TrialUnavailable
+
         loaded = self.skill(skill)
         cases = load_cases(loaded)
         chosen = cases.get(case) if isinstance(case, str) else case

@@ -14,11 +14,13 @@ import pytest
 
 from pytest_skilleval import config as config_mod
 from pytest_skilleval.config import Option
-from pytest_skilleval.tier3.agents.base import DEFAULT_AGENTS_DIR
-from pytest_skilleval.tier3.record import AA_ARM
 
 DEFAULT_AGENT = "claude-code"
 ARMS = ("with_skill", "without_skill")
+#: --skilleval-aa: a second without_skill arm, staged and graded exactly like it; only the label differs.
+AA_ARM = "without_skill_aa"
+#: Where ``make agents`` installs the CLIs (relative to the rootdir); ``SKILLEVAL_AGENTS_DIR`` overrides.
+DEFAULT_AGENTS_DIR = Path(".cache") / "agents"
 
 
 def staged_arm(arm: str) -> str:

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pytest
 
 from pytest_skilleval.tier3.agents import Agent, AgentRegistry
-from pytest_skilleval.tier3.options import Tier3Settings
-from pytest_skilleval.tier3.plan import PlannedTrial, plan_lines
-from pytest_skilleval.tier3.record import AA_ARM, TRIAL_PROPERTY
+from pytest_skilleval.tier3.options import AA_ARM, Tier3Settings
+from pytest_skilleval.tier3.record import TRIAL_PROPERTY
 from pytest_skilleval.tier3.sandboxes import Sandbox, SandboxRegistry
-from pytest_skilleval.tier3.store import TrialStore
 
 
 @dataclass
@@ -126,15 +125,20 @@ class PlanPrinter:
         self.printed = False
         self._plan: list[str] | None = None
 
-    def lines(self, trials: list[PlannedTrial]) -> list[str]:
+    def lines(self, nodeids: Iterable[str]) -> list[str]:
+        """The plan of the trial items among ``nodeids``. The planner is imported here: only a Tier 3
+        run registers this printer, and a run without Tier 3 does not load it."""
+        from pytest_skilleval.tier3.plan import PlannedTrial, plan_lines
+        from pytest_skilleval.tier3.store import TrialStore
+
+        trials = [t for t in (PlannedTrial.from_nodeid(n) for n in nodeids) if t is not None]
         store = TrialStore(self.settings.store_dir) if self.settings.store_dir is not None else None
         return plan_lines(trials, mode=self.settings.gateway_mode, models=self.models, store=store,
                           reuse_baseline=self.settings.reuse_baseline, dry_run=self.settings.dry_run)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
-        trials = [t for t in (PlannedTrial.from_nodeid(i.nodeid) for i in items) if t is not None]
-        self._plan = self.lines(trials)
+        self._plan = self.lines(i.nodeid for i in items)
         if self.settings.dry_run and items:
             config.hook.pytest_deselected(items=list(items))
             items[:] = []
@@ -152,7 +156,7 @@ class PlanPrinter:
         self.printed = True
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
-            for line in self.lines([t for t in (PlannedTrial.from_nodeid(i) for i in ids) if t is not None]):
+            for line in self.lines(ids):
                 reporter.write_line(line)
 
     @pytest.hookimpl(tryfirst=True)

@@ -16,8 +16,6 @@ from pytest_skilleval.tier3.grading.model import Grade
 from pytest_skilleval.tier3.outcome import ErrorCause, Status
 
 TRIAL_PROPERTY = "skilleval.trial"
-#: --skilleval-aa: a second without_skill arm, staged and graded exactly like it; only the label differs.
-AA_ARM = "without_skill_aa"
 __all__ = ["TRIAL_PROPERTY", "ErrorCause", "Status", "TrialRecord"]
 
 

@@ -36,7 +36,8 @@ from pydantic import BaseModel, Field
 from pytest_skilleval.gateway.outage import CIRCUIT_OPEN
 from pytest_skilleval.tier3 import stats
 from pytest_skilleval.tier3.grading.model import DIMENSIONS, AssertionOutcome
-from pytest_skilleval.tier3.record import AA_ARM, TrialRecord, TrialStep
+from pytest_skilleval.tier3.options import AA_ARM
+from pytest_skilleval.tier3.record import TrialRecord, TrialStep
 
 MEASURES = ("overall", *DIMENSIONS)
 REAL_ARMS = ("with_skill", "without_skill")

@@ -14,19 +14,21 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_skilleval import state
-from pytest_skilleval.gateway import Gateway
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier3.plugin import tier3_context
-from pytest_skilleval.tier3.sandboxes import Sandbox
-from pytest_skilleval.tier3.staging import hidden_dirs
 from pytest_skilleval.triggers.options import TriggerSettings
-from pytest_skilleval.triggers.probe import Prober
-from pytest_skilleval.triggers.rivals import RivalSet, catalog_skills, choose_rivals
-from pytest_skilleval.triggers.sets import ScriptRule, TriggerSet, load_trigger_set
-from pytest_skilleval.triggers.trial import TriggerRunner
 
+# Registered in every run: what trigger items and fixtures use is imported where they use it, so a
+# run without trigger items loads none of it (numpy included).
 if TYPE_CHECKING:
-    import numpy as np  # for a type only: a run without trigger items never imports numpy here
+    import numpy as np
+
+    from pytest_skilleval.gateway import Gateway
+    from pytest_skilleval.tier3.sandboxes import Sandbox
+    from pytest_skilleval.triggers.probe import Prober
+    from pytest_skilleval.triggers.rivals import RivalSet
+    from pytest_skilleval.triggers.sets import ScriptRule, TriggerSet
+    from pytest_skilleval.triggers.trial import TriggerRunner
 
 
 @dataclass
@@ -61,6 +63,8 @@ def trigger_context(config: pytest.Config) -> TriggerContext:
 
 
 def trigger_set(config: pytest.Config, skill: Skill) -> TriggerSet:
+    from pytest_skilleval.triggers.sets import load_trigger_set
+
     ctx = trigger_context(config)
     if skill.root not in ctx.sets:
         ctx.sets[skill.root] = load_trigger_set(skill, from_cases=ctx.settings.from_cases)
@@ -69,6 +73,8 @@ def trigger_set(config: pytest.Config, skill: Skill) -> TriggerSet:
 
 def rival_pool(config: pytest.Config) -> list[Skill]:
     """The catalog folder's skills, or the other collected skills."""
+    from pytest_skilleval.triggers.rivals import catalog_skills
+
     ctx, run = trigger_context(config), state.run_state(config)
     if ctx.settings.rivals_dir is None:
         return [run.skill(root) for root in run.skill_roots()]
@@ -78,6 +84,8 @@ def rival_pool(config: pytest.Config) -> list[Skill]:
 
 
 def rivals_for(config: pytest.Config, skill: Skill) -> RivalSet:
+    from pytest_skilleval.triggers.rivals import choose_rivals
+
     ctx = trigger_context(config)
     if skill.root not in ctx.rivals:
         pool = rival_pool(config)
@@ -105,7 +113,9 @@ def script_rules(config: pytest.Config, skill: Skill, rivals: RivalSet) -> dict[
 @pytest.fixture(scope="session")
 def skilleval_trigger_runner(pytestconfig: pytest.Config, skilleval_gateway: Gateway, skilleval_sandbox: Sandbox) -> TriggerRunner:
     from pytest_skilleval.selection.plugin import REGISTRY
+    from pytest_skilleval.tier3.staging import hidden_dirs
     from pytest_skilleval.trajectory import default_registry
+    from pytest_skilleval.triggers.trial import TriggerRunner
 
     t3 = tier3_context(pytestconfig)
     return TriggerRunner(skilleval_gateway, skilleval_sandbox, t3.settings, trigger_context(pytestconfig).settings,
@@ -116,6 +126,7 @@ def skilleval_trigger_runner(pytestconfig: pytest.Config, skilleval_gateway: Gat
 def skilleval_trigger_prober(request: pytest.FixtureRequest, skilleval_trigger_runner: TriggerRunner) -> Prober:
     """The model-only probe: the provider layer's ``skilleval_chat``; without one the probe cannot run."""
     from pytest_skilleval.tier3.plugin import in_ci
+    from pytest_skilleval.triggers.probe import Prober
 
     chat = request.getfixturevalue("skilleval_chat")
     if chat is None:

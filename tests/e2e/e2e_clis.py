@@ -14,7 +14,7 @@ from typing import Any
 
 from pytest_skilleval.gateway import Trial
 from pytest_skilleval.tier3.agents import Agent, AgentContext, ClaudeCode, Codex, GeminiCli, OpenCode
-from pytest_skilleval.tier3.agents.base import DEFAULT_AGENTS_DIR
+from pytest_skilleval.tier3.options import DEFAULT_AGENTS_DIR
 from pytest_skilleval.trajectory import default_registry
 
 REPO = Path(__file__).resolve().parents[2]

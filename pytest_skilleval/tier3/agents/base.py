@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-#: Where ``make agents`` installs the CLIs (relative to the rootdir); ``SKILLEVAL_AGENTS_DIR`` overrides.
-DEFAULT_AGENTS_DIR = Path(".cache") / "agents"
 VERSION_TIMEOUT_S = 60.0
 
 

@@ -6,8 +6,29 @@
 docs/grading.md has the rules.
 """
 
-from pytest_skilleval.tier3.grading.grade import PASS_THRESHOLD, grade, infrastructure_error
-from pytest_skilleval.tier3.grading.model import DIMENSIONS, AssertionOutcome, CommandOutcome, Grade, RunInSandbox, TrialEvidence
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_skilleval.tier3.grading.grade import PASS_THRESHOLD, grade, infrastructure_error
+    from pytest_skilleval.tier3.grading.model import DIMENSIONS, AssertionOutcome, CommandOutcome, Grade, RunInSandbox, TrialEvidence
+
+#: Each public name and the module that defines it, imported on first use: the reports read the
+#: record types of ``grading.model`` in every run, the grader (judge, metrics, case formats) only
+#: runs with Tier 3.
+_EXPORTS = {"PASS_THRESHOLD": "grade", "grade": "grade", "infrastructure_error": "grade",
+            **dict.fromkeys(("DIMENSIONS", "AssertionOutcome", "CommandOutcome", "Grade", "RunInSandbox", "TrialEvidence"), "model")}
 
 __all__ = ["DIMENSIONS", "PASS_THRESHOLD", "AssertionOutcome", "CommandOutcome", "Grade", "RunInSandbox", "TrialEvidence", "grade",
            "infrastructure_error"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

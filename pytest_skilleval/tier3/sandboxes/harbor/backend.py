@@ -35,21 +35,19 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_skilleval.gateway import Script, Trial
-from pytest_skilleval.tier3.agents.base import AgentContext
-from pytest_skilleval.tier3.grading import infrastructure_error
-from pytest_skilleval.tier3.outcome import snapshot, workspace_changed
-from pytest_skilleval.tier3.record import TrialRecord
 from pytest_skilleval.tier3.sandboxes import images
 from pytest_skilleval.tier3.sandboxes.base import RunResult, RunSpec, Sandbox
 from pytest_skilleval.tier3.sandboxes.bridge import UnixBridge
 from pytest_skilleval.tier3.sandboxes.container import DockerSandbox
 from pytest_skilleval.tier3.sandboxes.harbor import tasks
 from pytest_skilleval.tier3.sandboxes.harbor.claims import ClaimServer
-from pytest_skilleval.tier3.sandboxes.harbor.results import TrialResult, read_trials
-from pytest_skilleval.tier3.staging import WITH_SKILL, WITHOUT_SKILL, Stage, stage_trial
 
+# Every run builds the sandbox registry, this backend included: what only a Harbor trial uses (the
+# gateway, staging, grading, Harbor's result files) is imported by the methods that run one.
 if TYPE_CHECKING:
+    from pytest_skilleval.gateway import Trial
+    from pytest_skilleval.tier3.record import TrialRecord
+    from pytest_skilleval.tier3.sandboxes.harbor.results import TrialResult
     from pytest_skilleval.tier3.trial import TrialRequest, TrialRunner
 
 CLOUD_BASE_IMAGE = "debian:bookworm-slim"
@@ -129,6 +127,7 @@ class HarborSandbox(Sandbox):  # and trial.RunsWholeTrials
 
     # -- whole trials ----------------------------------------------------------------------------------
     def run_trial(self, req: TrialRequest, runner: TrialRunner, started: float) -> TrialRecord:
+        from pytest_skilleval.tier3.record import TrialRecord
         from pytest_skilleval.tier3.trial import TrialSkipped
 
         if not self.local and runner.gateway.config.mode == "scripted":
@@ -163,7 +162,10 @@ class HarborSandbox(Sandbox):  # and trial.RunsWholeTrials
         return record.model_copy(update={"nodeid": req.nodeid, "execution": req.execution})
 
     def _run_batch(self, req: TrialRequest, runner: TrialRunner, folder: Path, only: str | None) -> dict[str, Any]:
+        from pytest_skilleval.gateway import Script
         from pytest_skilleval.tier3.cases import load_cases
+        from pytest_skilleval.tier3.sandboxes.harbor.results import read_trials
+        from pytest_skilleval.tier3.staging import WITH_SKILL, WITHOUT_SKILL, stage_trial
 
         started = time.perf_counter()
         scripted = runner.gateway.config.mode == "scripted"
@@ -254,6 +256,10 @@ class HarborSandbox(Sandbox):  # and trial.RunsWholeTrials
 
     def _record(self, req: TrialRequest, runner: TrialRunner, trial: Trial | None, harbor: tuple[Path, TrialResult] | None, root: Path,
                 skill_dir: Path | None, started: float, job_note: str | None, staged: Path) -> TrialRecord:
+        from pytest_skilleval.tier3.agents.base import AgentContext
+        from pytest_skilleval.tier3.outcome import snapshot, workspace_changed
+        from pytest_skilleval.tier3.staging import WITH_SKILL, Stage
+
         if harbor is None:
             return _error_record(req, runner, self, "Harbor ran no trial for this attempt" + (f" ({job_note})" if job_note else ""),
                                  "infra", started)
@@ -352,6 +358,9 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 def _error_record(req: TrialRequest, runner: TrialRunner, sandbox: HarborSandbox, reason: str, cause: str, started: float) -> TrialRecord:
+    from pytest_skilleval.tier3.grading import infrastructure_error
+    from pytest_skilleval.tier3.record import TrialRecord
+
     return TrialRecord(nodeid=req.nodeid, skill=req.skill_key, skill_name=req.skill.name, skill_path=str(req.skill.root), case_id=req.case.id,
                        label=req.case.label.value, agent=req.agent.name, arm=req.arm,  # type: ignore[arg-type]
                        attempt=req.attempt, execution=req.execution, dataset_digest=req.dataset_digest, mode=runner.gateway.config.mode,

@@ -25,9 +25,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pytest_skilleval.tier3.case_formats.model import EvalCase
+if TYPE_CHECKING:  # a type only: every run imports this module through the sandbox registry
+    from pytest_skilleval.tier3.case_formats.model import EvalCase
 
 IN_CONTAINER_GATEWAY = "/run/skilleval-gw"
 WORKSPACE = "/workspace"

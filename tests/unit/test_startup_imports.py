@@ -1,0 +1,61 @@
+"""A Tier 1 run does not import the trial machinery.
+
+Every ``pytest`` run in an environment with the plugin installed pays for what the plugin imports at
+start-up, and a catalog's Tier 1 run on every pull request pays for it again. The gateway's server
+and protocols, the grader, trial runners, planners and the collectors of trial and trigger items are
+imported by the Tier 3, trigger and fixture code that uses them (``benchmarks/tier1_startup.py``
+measures what this saves). Checked in a fresh interpreter, by module name: no timing.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+#: Modules only a Tier 3, trigger or gateway run needs.
+TRIAL_MACHINERY = (
+    "pytest_skilleval.gateway.server", "pytest_skilleval.gateway.trial", "pytest_skilleval.gateway.metering",
+    "pytest_skilleval.gateway.protocols", "pytest_skilleval.gateway.script",
+    "pytest_skilleval.tier3.grading.grade", "pytest_skilleval.tier3.grading.judge",
+    "pytest_skilleval.tier3.trial", "pytest_skilleval.tier3.items", "pytest_skilleval.tier3.plan",
+    "pytest_skilleval.tier3.store", "pytest_skilleval.tier3.staging",
+    "pytest_skilleval.tier3.sandboxes.harbor.results",
+    "pytest_skilleval.triggers.items", "pytest_skilleval.triggers.trial", "pytest_skilleval.triggers.probe",
+    "pytest_skilleval.triggers.rivals",
+)
+
+RUN = """
+import json, sys
+import pytest
+code = pytest.main(sys.argv[1:])
+print("MODULES " + json.dumps(sorted(m for m in sys.modules if m.startswith("pytest_skilleval"))))
+raise SystemExit(code)
+"""
+
+
+def loaded_modules(tmp_path: Path, *args: str) -> set[str]:
+    skill = tmp_path / "skills" / "demo"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: demo\ndescription: Does a demo. Use when a demo is asked for.\n---\n\n# Demo\n\nSteps.\n",
+                                    encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-c", RUN, f"--skills={skill.parent}", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+                           f"--rootdir={tmp_path}", f"--skilleval-report-dir={tmp_path / 'report'}", "--skilleval-cache-dir=", *args],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("MODULES ")), None)
+    assert line is not None, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.returncode in (0, 1), proc.stdout[-3000:]
+    return set(json.loads(line.removeprefix("MODULES ")))
+
+
+def test_a_tier1_run_imports_no_trial_machinery(tmp_path: Path) -> None:
+    loaded = loaded_modules(tmp_path, "-n", "0", "-m", "tier1")
+    assert "pytest_skilleval.tier1.schema" in loaded  # the run did load the plugin and its checks
+    assert sorted(loaded.intersection(TRIAL_MACHINERY)) == []
+
+
+def test_a_tier3_run_still_collects_trials(tmp_path: Path) -> None:
+    """The collectors of trial items are registered when Tier 3 is on (a dry run: nothing starts)."""
+    loaded = loaded_modules(tmp_path, "-n", "0", "--skilleval-tier3", "--skilleval-dry-run")
+    assert "pytest_skilleval.tier3.items" in loaded
