@@ -376,6 +376,9 @@ def test_trigger_thresholds_do_not_turn_an_interrupted_run_into_a_failed_one(pyt
 
 
 TRIALS = PUBLISHERS + '''
+def test_checks(record_property):
+    check(record_property, "t", "trial-skill", "schema")
+
 def test_trial(record_property):
     # a rerun: both executions come on the final report
     for rec in (trial("a", 1, "FAILED", 0.0), trial("a", 2, "PASSED", 1.0)):
@@ -383,12 +386,12 @@ def test_trial(record_property):
 '''
 
 
-def test_every_execution_of_a_trial_reaches_the_report(pytester: pytest.Pytester) -> None:
+def test_every_execution_of_a_trial_reaches_the_report_with_the_skills_checks(pytester: pytest.Pytester) -> None:
     result = run(pytester, TRIALS, "--skilleval-report-dir=rep")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-    [skill] = results(pytester)["skills"]
+    [skill] = results(pytester)["skills"]  # one skill with both its checks and its trials
     assert (skill["key"], skill["name"], skill["path"]) == ("t", "trial-skill", "/src/trial-skill")
-    assert skill["tier3"]["trials"] == 2
+    assert skill["tier3"]["trials"] == 2 and [c["result"]["check"] for c in skill["checks"]] == ["schema"]
 
 
 SELECTION = PUBLISHERS + '''
