@@ -79,6 +79,14 @@ def results(pytester: pytest.Pytester, folder: str = "rep") -> dict:
     return json.loads((pytester.path / folder / "results.json").read_text("utf-8"))
 
 
+def _trial() -> object:
+    from pytest_skilleval.tier3.grading.model import DIMENSIONS, Grade
+    from pytest_skilleval.tier3.record import TrialRecord
+
+    return TrialRecord(skill="s", skill_name="s", skill_path="/s", case_id="a", agent="claude-code", arm="with_skill", status="FAILED",
+                       grade=Grade(status="FAILED", dimensions=dict.fromkeys(DIMENSIONS, 0.0), score=0.0), mode="proxy", isolated=True)
+
+
 @pytest.fixture
 def default_sigterm() -> Iterator[None]:
     """Each test starts with SIGTERM at its default, as a fresh ``pytest`` process has it; the handler is put back after."""
@@ -409,3 +417,39 @@ def test_a_trajectories_only_run_writes_its_selection_summary(pytester: pytest.P
     assert data["skills"] == [] and data["selection"]["parse_errors"] == 2  # each record once, though call and teardown repeat it
     assert data["shard"] == "1/2"
 
+
+
+def test_reports_as_xdist_replays_them_on_the_controller(pytester: pytest.Pytester) -> None:
+    """Under xdist the controller sees each report rebuilt from the wire (pytest's serialisation hooks, as xdist
+    uses them): its strings are new objects, never the interned literals of an in-process run, so every rule
+    must compare them by value."""
+    from pytest_skilleval.collect import RESULT_PROPERTY
+    from pytest_skilleval.results import CheckResult
+    from pytest_skilleval.tier3.record import TRIAL_PROPERTY
+    from pytest_skilleval.tier3.report import exit_status
+
+    config = pytester.parseconfigure("-p", "no:cacheprovider", "-p", "no:terminal", "--skilleval-report-dir=rep")  # no session to show
+    session = config.pluginmanager.get_plugin("skilleval-reports")
+    envelope = json.dumps({"skill": "one", "skill_name": "one", "skill_path": "/src/one", "blocking": True,
+                           "result": CheckResult(check="schema").model_dump(mode="json")}, sort_keys=True)
+    trial = _trial().model_dump_json()  # type: ignore[attr-defined]
+
+    def replay(nodeid: str, when: str, outcome: str, properties: list[tuple[str, str]]) -> pytest.TestReport:
+        report = pytest.TestReport(nodeid=nodeid, location=(nodeid, 0, nodeid), keywords={"skilleval": 1}, outcome=outcome,  # type: ignore[arg-type]
+                                   longrepr=None, when=when, user_properties=list(properties))  # type: ignore[arg-type]
+        data = json.loads(json.dumps(config.hook.pytest_report_to_serializable(config=config, report=report)))
+        rebuilt = config.hook.pytest_report_from_serializable(config=config, data=data)
+        assert rebuilt.when == when and rebuilt.when is not when
+        config.hook.pytest_runtest_logreport(report=rebuilt)
+        return rebuilt
+
+    seen = [replay("s::tier1::schema", when, "passed", [(RESULT_PROPERTY, envelope)] if when != "setup" else [])
+            for when in ("setup", "call", "teardown")]
+    assert [len(list(session.results.read(k))) for k in session.results.groups()] == [1]  # the call's copy only
+    assert [r.user_properties for r in seen] == [[], [], []]  # released once every hook has seen the teardown
+    replay("s::tier3::a[claude-code-with_skill]", "call", "failed", [(TRIAL_PROPERTY, trial)])
+    assert session.failures == {"s::tier3::a[claude-code-with_skill]": True}  # a trial that failed its case: advisory
+    built = session.build(pytest.ExitCode.TESTS_FAILED)
+    assert exit_status(1, session.failures.values(), [sk.tier3 for sk in built.skills if sk.tier3], block=False) == 0
+    replay("s::tier3::a[claude-code-with_skill]", "teardown", "failed", [(TRIAL_PROPERTY, trial)])
+    assert session.failures == {"s::tier3::a[claude-code-with_skill]": False}  # its teardown broke: not advisory
