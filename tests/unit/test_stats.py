@@ -94,9 +94,11 @@ def test_rerun_pass_of_nothing() -> None:
     assert summary.rate is None and summary.max_attempts == 0
 
 
-def test_a_rerun_rate_where_every_case_failed_is_zero_not_missing() -> None:
+def test_a_rerun_rate_where_every_case_failed_or_passed_is_zero_or_one_not_missing() -> None:
     summary = stats.rerun_pass({"a": [False, False], "b": [False]})
     assert (summary.passed_cases, summary.failed_cases, summary.rate) == (0, 2, 0.0)
+    every_case_passed = stats.rerun_pass({"a": [False, True], "b": [True]})
+    assert (every_case_passed.passed_cases, every_case_passed.failed_cases, every_case_passed.rate) == (2, 0, 1.0)
 
 
 # -- lift ------------------------------------------------------------------------------------------------
@@ -270,6 +272,37 @@ def test_incomplete_beta_matches_powers_of_x(a: float, x: float) -> None:
     assert stats._incomplete_beta(1.0, a, x) == pytest.approx(1 - (1 - x) ** a, rel=1e-10)
 
 
+def _t_cdf_series(t: float, df: int) -> float:
+    """Student's t CDF for any df from the finite series of Abramowitz & Stegun 26.7.3 (odd df) and 26.7.4 (even df)."""
+    theta = math.atan(t / math.sqrt(df))
+    sin, cos = math.sin(theta), math.cos(theta)
+    if df % 2 == 0:
+        term = total = 1.0
+        for k in range(1, df // 2):
+            term *= (2 * k - 1) / (2 * k) * cos * cos
+            total += term
+        within = sin * total  # P(-t < T < t), signed like t
+    else:
+        term = total = cos if df > 1 else 0.0
+        for k in range(1, (df - 1) // 2):
+            term *= 2 * k / (2 * k + 1) * cos * cos
+            total += term
+        within = 2 / math.pi * (theta + sin * total)
+    return 0.5 + within / 2
+
+
+@pytest.mark.parametrize("df", [10, 11, 30, 31])
+@pytest.mark.parametrize("t", [-2.5, -0.001, 0.001, 0.01, 0.05, 0.3, 1.8, 6.0])
+def test_t_cdf_matches_the_series_at_more_degrees_of_freedom(t: float, df: int) -> None:
+    # near t = 0 the beta argument df / (df + t²) is close to 1, where only the swapped continued fraction converges
+    assert stats.t_cdf(t, df) == pytest.approx(_t_cdf_series(t, df), rel=1e-10, abs=1e-13)
+
+
+def test_the_ends_of_the_incomplete_beta_and_the_t_cdf() -> None:
+    assert stats._incomplete_beta(2.0, 0.5, 0.0) == 0.0 and stats._incomplete_beta(2.0, 0.5, 1.0) == 1.0
+    assert stats.t_cdf(-math.inf, 3) == 0.0 and stats.t_cdf(math.inf, 3) == 1.0  # df / (df + t²) = 0
+
+
 def test_a_t_interval_uses_n_minus_one_degrees_of_freedom() -> None:
     data = [0.1, 0.2, 0.6]
     mean, sd = sum(data) / 3, math.sqrt(sum((d - sum(data) / 3) ** 2 for d in data) / 2)
@@ -311,6 +344,12 @@ def test_the_case_count_for_a_ten_point_lift_past_two_hundred() -> None:
     assert needed == 306 and (stats.power(304, 0.6).detectable or 1) <= 0.1
 
 
+def test_a_spread_that_exactly_ten_cases_detect_needs_ten_cases() -> None:
+    # the detectable lift at 10 cases is 0.1 up to the last bit of the product: the slack lets float noise pass
+    spread = 0.1 * math.sqrt(10) / (stats.t_quantile(0.98, 9) + stats.t_quantile(0.8, 9))
+    assert stats.power(3, spread).cases_for_target == 10
+
+
 def test_bootstrap_percentiles_over_a_known_resampling_distribution() -> None:
     # the mean of two draws from {0, 1} is 0, 0.5 or 1 with chances 1/4, 1/2, 1/4
     assert stats.bootstrap_ci([0.0, 1.0], confidence=0.4) == (0.5, 0.5)
@@ -319,6 +358,22 @@ def test_bootstrap_percentiles_over_a_known_resampling_distribution() -> None:
     assert stats.bootstrap_ci([0.3], resamples=1) == (0.3, 0.3)  # the first resample is drawn too
     low, high = stats.bootstrap_ci([0.0, 1.0, 0.0, 1.0], resamples=1500, seed=3)
     assert low < 0.5 < high
+
+
+
+def test_bootstrap_cuts_half_the_missing_confidence_from_each_tail() -> None:
+    # ten 0s and ten 1s: a resample's mean is Binomial(20, 1/2) / 20, whose 2.5 % point is 6/20
+    # (P(X <= 5) = 0.021, P(X <= 6) = 0.058) and 97.5 % point 14/20; at 99.5 % they are 4/20 and 16/20
+    data = [0.0] * 10 + [1.0] * 10
+    assert stats.bootstrap_ci(data) == (0.3, 0.7)
+    assert stats.bootstrap_ci(data, confidence=0.995) == (0.2, 0.8)
+
+
+def test_bootstrap_draws_ten_thousand_resamples_by_default() -> None:
+    data = [math.sqrt(i) / 3 for i in range(1, 9)]  # irregular values: one resample more or less moves a percentile
+    default = stats.bootstrap_ci(data)
+    assert default == stats.bootstrap_ci(data, resamples=10_000)
+    assert default != stats.bootstrap_ci(data, resamples=10_001) and default != stats.bootstrap_ci(data, resamples=9_999)
 
 
 def test_results_are_immutable_values() -> None:
