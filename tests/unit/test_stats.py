@@ -314,6 +314,14 @@ def test_a_t_interval_uses_n_minus_one_degrees_of_freedom() -> None:
 
 def test_power_of_a_three_case_run_uses_two_degrees_of_freedom() -> None:
     assert stats.power(3, 0.3).detectable == pytest.approx((_t_quantile_df2(0.98) + _t_quantile_df2(0.8)) * 0.3 / math.sqrt(3), rel=1e-8)
+    # at a 50 % level the first quantile is the 75 % one (a level at or below 1/2 is where 1 - level and 1 % level part)
+    assert stats.power(3, 0.3, confidence=0.5).detectable == pytest.approx(
+        (_t_quantile_df2(0.75) + _t_quantile_df2(0.8)) * 0.3 / math.sqrt(3), rel=1e-8)
+
+
+def test_one_paired_case_has_no_spread() -> None:
+    single = stats.lift({"a": 0.9}, {"a": 0.4})
+    assert single.n == 1 and single.delta == pytest.approx(0.5) and single.spread is None and single.ci_low is None
 
 
 @pytest.mark.parametrize("confidence", [0.95, 0.5])
