@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import signal
 import threading
+import time
 from collections.abc import Iterator
 
 import numpy  # noqa: F401 - see below
@@ -63,6 +64,7 @@ def test_one_files(record_property):
     check(record_property, "a/one", "one", "files", failed=os.environ.get("FAIL_ONE") == "1")
 
 def test_two_schema(record_property):
+    record_property("note", "another plugin's property, before the result")
     check(record_property, "two", "two", "schema")
 '''
 
@@ -453,3 +455,16 @@ def test_reports_as_xdist_replays_them_on_the_controller(pytester: pytest.Pytest
     assert exit_status(1, session.failures.values(), [sk.tier3 for sk in built.skills if sk.tier3], block=False) == 0
     replay("s::tier3::a[claude-code-with_skill]", "teardown", "failed", [(TRIAL_PROPERTY, trial)])
     assert session.failures == {"s::tier3::a[claude-code-with_skill]": False}  # its teardown broke: not advisory
+
+
+def test_the_duration_is_the_session_wall_time_even_seconds_after_boot(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """time.monotonic() counts from boot: on a fresh CI machine pytest may start seconds after it."""
+    from pytest_skilleval.config import Settings
+    from pytest_skilleval.reports.session import ReportSession
+
+    config = pytester.parseconfigure("-p", "no:cacheprovider", "-p", "no:terminal")
+    now = [4.0]
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    session = ReportSession(config, Settings.from_config(config))
+    now[0] = 15.12345
+    assert session.build(pytest.ExitCode.OK).duration_s == 11.123  # milliseconds
