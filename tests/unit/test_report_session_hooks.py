@@ -468,3 +468,19 @@ def test_the_duration_is_the_session_wall_time_even_seconds_after_boot(pytester:
     session = ReportSession(config, Settings.from_config(config))
     now[0] = 15.12345
     assert session.build(pytest.ExitCode.OK).duration_s == 11.123  # milliseconds
+
+
+#: A plugin that forgives failing tests at session end, as exit-code plugins do.
+FORGIVING = '''
+def pytest_sessionfinish(session):
+    session.exitstatus = 0
+'''
+
+
+def test_a_lost_report_fails_the_run_after_every_other_plugin_settled_the_exit_status(pytester: pytest.Pytester,
+                                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAIL_ONE", "1")
+    (pytester.path / "afile").write_text("a file, not a folder")
+    result = run(pytester, CHECKS, "--skilleval-report-dir=afile/rep", conftest=FORGIVING)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines(["skilleval: reports NOT written: *"])
