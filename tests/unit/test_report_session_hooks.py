@@ -40,6 +40,7 @@ def check(record_property, key, name, check, failed=False):
     envelope = {"skill": key, "skill_name": name, "skill_path": "/src/" + name, "blocking": True,
                 "result": result.model_dump(mode="json")}
     record_property(RESULT_PROPERTY, json.dumps(envelope, sort_keys=True))
+    record_property("work_item", "JIRA-1")  # a user's own property: sorts after every skilleval.* name
     if failed:
         pytest.fail("the check failed")
 
@@ -445,10 +446,13 @@ def test_reports_as_xdist_replays_them_on_the_controller(pytester: pytest.Pytest
         config.hook.pytest_runtest_logreport(report=rebuilt)
         return rebuilt
 
-    seen = [replay("s::tier1::schema", when, "passed", [(RESULT_PROPERTY, envelope)] if when != "setup" else [])
+    # a check item's properties: the result, then its status and counts for JUnit, before and after it in sort order
+    others = [("skilleval.findings.high", "1"), ("skilleval.status", "FAILED")]
+    seen = [replay("s::tier1::schema", when, "passed", [(RESULT_PROPERTY, envelope), *others] if when != "setup" else [])
             for when in ("setup", "call", "teardown")]
     assert [len(list(session.results.read(k))) for k in session.results.groups()] == [1]  # the call's copy only
-    assert [r.user_properties for r in seen] == [[], [], []]  # released once every hook has seen the teardown
+    # once every hook has seen the teardown, the result (and only it) leaves the reports pytest keeps
+    assert [r.user_properties for r in seen] == [[], others, others]
     replay("s::tier3::a[claude-code-with_skill]", "call", "failed", [(TRIAL_PROPERTY, trial)])
     assert session.failures == {"s::tier3::a[claude-code-with_skill]": True}  # a trial that failed its case: advisory
     built = session.build(pytest.ExitCode.TESTS_FAILED)

@@ -290,6 +290,13 @@ def test_a_trial_teardown_error_or_error_trial_fails_the_run() -> None:
     assert _exit_after([call, errored]) == 1
 
 
+@pytest.mark.parametrize("status", ["PASSED", "NOT_SCORED", "SKIPPED", "ERROR"])
+def test_a_failed_trial_item_whose_record_is_not_a_failed_case_fails_the_run(status: str) -> None:
+    # the item failed after publishing a record that did not fail its case (a guard that ran after the trial): a real failure
+    report = _report("s::tier3::a[claude-code-with_skill]", "call", "failed", [rec("a", "with_skill", 1.0 if status == "PASSED" else None, status)])
+    assert _exit_after([report]) == 1
+
+
 def test_the_aa_noise_floor_is_reported_beside_the_real_lift() -> None:
     base = {"security": 1.0, "correctness": 0.5, "effectiveness": 0.5, "efficiency": 1.0}
     rows = [_grade_rec(c, "with_skill", {**base, "correctness": 0.9, "effectiveness": 0.9, "discoverability": 1.0}) for c in "abc"]
