@@ -45,14 +45,14 @@ def check(record_property, key, name, check, failed=False):
         pytest.fail("the check failed")
 
 
-def trial(case, execution, status, score):
+def trial(case, execution, status, score, skill="t"):
     grade = Grade(status=status, dimensions=dict.fromkeys(DIMENSIONS, score), score=score)
-    return TrialRecord(skill="t", skill_name="trial-skill", skill_path="/src/trial-skill", case_id=case, agent="claude-code",
+    return TrialRecord(skill=skill, skill_name="trial-skill", skill_path="/src/trial-skill", case_id=case, agent="claude-code",
                        arm="with_skill", execution=execution, status=status, grade=grade, mode="proxy", isolated=True)
 
 
-def trigger(query, should, triggered):
-    return TriggerRecord(skill="g", skill_name="trigger-skill", skill_path="/src/trigger-skill", query_id=query, query=query,
+def trigger(query, should, triggered, skill="g"):
+    return TriggerRecord(skill=skill, skill_name="trigger-skill", skill_path="/src/trigger-skill", query_id=query, query=query,
                          should_trigger=should, agent="claude-code", status="TRIGGERED" if triggered else "NOT_TRIGGERED",
                          triggered=triggered)
 '''
@@ -88,6 +88,13 @@ def _trial() -> object:
 
     return TrialRecord(skill="s", skill_name="s", skill_path="/s", case_id="a", agent="claude-code", arm="with_skill", status="FAILED",
                        grade=Grade(status="FAILED", dimensions=dict.fromkeys(DIMENSIONS, 0.0), score=0.0), mode="proxy", isolated=True)
+
+
+def _trigger() -> object:
+    from pytest_skilleval.triggers.record import TriggerRecord
+
+    return TriggerRecord(skill="g", skill_name="g", skill_path="/g", query_id="q1", query="q1", should_trigger=True, agent="claude-code",
+                         status="TRIGGERED", triggered=True)
 
 
 @pytest.fixture
@@ -317,6 +324,7 @@ def test_the_item_a_dead_worker_was_running_is_incomplete_on_its_card(pytester: 
     assert skills["other-skill"]["verdict"] == "PASS"
     card = (pytester.path / "rep/victim-skill/BENCHMARK.md").read_text("utf-8")
     assert "| slow | 1 | INCOMPLETE |" in card and "crashed" in card
+    result.stdout.fnmatch_lines(["skilleval: 3 BENCHMARK.md card(s), results.json and index.html in *"])
 
 
 @pytest.mark.parametrize("nodeid", ["test_items.py::test_plain", "skills/victim-skill::tier1::slow"])
@@ -394,15 +402,21 @@ def test_trial(record_property):
     # a rerun: both executions come on the final report
     for rec in (trial("a", 1, "FAILED", 0.0), trial("a", 2, "PASSED", 1.0)):
         record_property(TRIAL_PROPERTY, rec.model_dump_json())
+
+def test_trials_and_triggers_of_a_skill_without_checks(record_property):
+    record_property(TRIAL_PROPERTY, trial("a", 1, "PASSED", 1.0, skill="u").model_dump_json())
+    record_property(TRIGGER_PROPERTY, trigger("q1", True, True, skill="u").model_dump_json())
 '''
 
 
 def test_every_execution_of_a_trial_reaches_the_report_with_the_skills_checks(pytester: pytest.Pytester) -> None:
     result = run(pytester, TRIALS, "--skilleval-report-dir=rep")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
-    [skill] = results(pytester)["skills"]  # one skill with both its checks and its trials
+    # one skill with both its checks and its trials, one with trials and trigger trials and no check
+    skill, other = results(pytester)["skills"]
     assert (skill["key"], skill["name"], skill["path"]) == ("t", "trial-skill", "/src/trial-skill")
     assert skill["tier3"]["trials"] == 2 and [c["result"]["check"] for c in skill["checks"]] == ["schema"]
+    assert other["key"] == "u" and other["tier3"]["trials"] == 1 and other["triggers"]["agents"][0]["recall"]["value"] == 1.0
 
 
 SELECTION = PUBLISHERS + '''
@@ -428,8 +442,10 @@ def test_reports_as_xdist_replays_them_on_the_controller(pytester: pytest.Pytest
     must compare them by value."""
     from pytest_skilleval.collect import RESULT_PROPERTY
     from pytest_skilleval.results import CheckResult
+    from pytest_skilleval.selection.report import SELECTION_PROPERTY
     from pytest_skilleval.tier3.record import TRIAL_PROPERTY
     from pytest_skilleval.tier3.report import exit_status
+    from pytest_skilleval.triggers.record import TRIGGER_PROPERTY
 
     config = pytester.parseconfigure("-p", "no:cacheprovider", "-p", "no:terminal", "--skilleval-report-dir=rep")  # no session to show
     session = config.pluginmanager.get_plugin("skilleval-reports")
@@ -455,8 +471,14 @@ def test_reports_as_xdist_replays_them_on_the_controller(pytester: pytest.Pytest
     assert [r.user_properties for r in seen] == [[], others, others]
     replay("s::tier3::a[claude-code-with_skill]", "call", "failed", [(TRIAL_PROPERTY, trial)])
     assert session.failures == {"s::tier3::a[claude-code-with_skill]": True}  # a trial that failed its case: advisory
+    replay("g::triggers::q1[claude-code]", "call", "passed", [(TRIGGER_PROPERTY, _trigger().model_dump_json())])  # type: ignore[attr-defined]
+    selection = json.dumps({"nodeid": "traj.json::1", "trajectory": "traj.json", "kind": "parse-error", "error": "unreadable"})
+    replay("traj.json::1", "call", "passed", [(SELECTION_PROPERTY, selection)])
     built = session.build(pytest.ExitCode.TESTS_FAILED)
     assert exit_status(1, session.failures.values(), [sk.tier3 for sk in built.skills if sk.tier3], block=False) == 0
+    assert [(sk.key, len(sk.checks), sk.tier3 is not None and sk.tier3.trials, sk.triggers is not None) for sk in built.skills] == [
+        ("g", 0, False, True), ("one", 0, False, False), ("s", 0, 1, False)]  # the run's skills are light: no check records
+    assert built.selection is not None and built.selection.parse_errors == 1
     replay("s::tier3::a[claude-code-with_skill]", "teardown", "failed", [(TRIAL_PROPERTY, trial)])
     assert session.failures == {"s::tier3::a[claude-code-with_skill]": False}  # its teardown broke: not advisory
 
