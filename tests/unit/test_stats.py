@@ -95,10 +95,11 @@ def test_rerun_pass_of_nothing() -> None:
 
 
 def test_a_rerun_rate_where_every_case_failed_or_passed_is_zero_or_one_not_missing() -> None:
-    summary = stats.rerun_pass({"a": [False, False], "b": [False]})
-    assert (summary.passed_cases, summary.failed_cases, summary.rate) == (0, 2, 0.0)
-    every_case_passed = stats.rerun_pass({"a": [False, True], "b": [True]})
-    assert (every_case_passed.passed_cases, every_case_passed.failed_cases, every_case_passed.rate) == (2, 0, 1.0)
+    summary = stats.rerun_pass({"a": [False, False], "b": [False], "c": [None]})
+    assert (summary.passed_cases, summary.failed_cases, summary.missing_cases, summary.rate) == (0, 2, 1, 0.0)
+    every_case_passed = stats.rerun_pass({"a": [False, True], "b": [True], "c": [None, None, False, True]})
+    assert (every_case_passed.passed_cases, every_case_passed.failed_cases, every_case_passed.rate) == (3, 0, 1.0)
+    assert [r.first_pass_attempt for r in every_case_passed.cases] == [2, 1, 4]
 
 
 # -- lift ------------------------------------------------------------------------------------------------
@@ -193,7 +194,7 @@ def test_interval_narrows_with_more_cases() -> None:
     assert small is not None and large is not None and (large[1] - large[0]) < (small[1] - small[0]) / 3
 
 
-@pytest.mark.parametrize("kwargs", [{"confidence": 1.0}, {"confidence": 0.0}])
+@pytest.mark.parametrize("kwargs", [{"confidence": 1.0}, {"confidence": 0.0}, {"confidence": 1.5}, {"confidence": -0.5}])
 def test_lift_rejects_bad_settings(kwargs: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         stats.lift({"a": 1.0}, {"a": 0.0}, **kwargs)  # type: ignore[arg-type]
@@ -319,6 +320,17 @@ def test_power_of_a_three_case_run_uses_two_degrees_of_freedom() -> None:
         (_t_quantile_df2(0.75) + _t_quantile_df2(0.8)) * 0.3 / math.sqrt(3), rel=1e-8)
 
 
+def test_the_power_options_are_keyword_only() -> None:
+    with pytest.raises(TypeError):
+        stats.power(5, 0.3, 0.5)  # type: ignore[misc]
+
+
+def test_no_case_count_past_the_limit() -> None:
+    # a 10-point lift at spread 0.6 needs 306 cases (the candidate grid): none within a limit of 250
+    assert stats.power(3, 0.6, limit=250).cases_for_target is None
+    assert stats.power(3, 0.6, limit=306).cases_for_target == 306
+
+
 def test_one_paired_case_has_no_spread() -> None:
     single = stats.lift({"a": 0.9}, {"a": 0.4})
     assert single.n == 1 and single.delta == pytest.approx(0.5) and single.spread is None and single.ci_low is None
@@ -396,6 +408,12 @@ def test_results_are_immutable_values() -> None:
 def test_rerun_rate_with_as_many_passed_as_failed_cases() -> None:
     summary = stats.rerun_pass({"a": [False, True], "b": [False, False], "c": [None]})
     assert (summary.passed_cases, summary.failed_cases, summary.missing_cases, summary.rate) == (1, 1, 1, 0.5)
+
+
+@pytest.mark.parametrize(("ci_low", "band"), [(0.0, Band.NEUTRAL), (-0.05, Band.NEUTRAL), (0.01, Band.PASS)])
+def test_a_gain_needs_an_interval_that_excludes_zero(ci_low: float, band: Band) -> None:
+    # a lower end exactly at 0 does not exclude 0; one a little below it neither
+    assert stats.Lift(0.6, 0.4, 0.2, ci_low, 0.45, 10, 0, 0.95).band is band
 
 
 def test_a_loss_whose_interval_reaches_zero_is_neutral_and_spread_is_the_sample_sd() -> None:
