@@ -16,6 +16,8 @@ from collections.abc import Iterator
 import numpy  # noqa: F401 - see below
 import pytest
 
+from pytest_skilleval.reports.model import RunReport
+
 pytest_plugins = ["pytester"]
 # pytester's in-process runs drop the modules they imported; numpy's C extension cannot be loaded twice in
 # one process, so it is loaded here, outside them (the statistics import it lazily)
@@ -129,7 +131,9 @@ def test_each_published_result_reaches_the_report_once(pytester: pytest.Pytester
     result = run(pytester, CHECKS, "--skilleval-report-dir=rep", "--junitxml=junit.xml", "--skilleval-fail-on=medium",
                  "--skilleval-allow-incomplete", "--skilleval-min-quality=55", conftest=CARRIED_PROBE)
     assert result.ret == (pytest.ExitCode.TESTS_FAILED if fail else pytest.ExitCode.OK), result.stdout.str()
-    data = results(pytester)
+    text = (pytester.path / "rep/results.json").read_text("utf-8")
+    assert text == RunReport.model_validate_json(text).model_dump_json(indent=2) + "\n"  # streamed, yet the whole document's text
+    data = json.loads(text)
     assert [(s["key"], s["name"], s["path"], sorted(c["result"]["check"] for c in s["checks"])) for s in data["skills"]] == [
         ("a/one", "one", "/src/one", ["files", "schema"]), ("two", "two", "/src/two", ["schema"])]  # the teardown's copy not counted again
     assert data["complete"] is True and data["exit_status"] == int(result.ret)
