@@ -9,6 +9,8 @@ their ratio (earlier / this tree) and the load average.
 - ``import``: ``import pytest_skilleval.plugin`` after ``import pytest`` (CPU ms);
 - ``floor``: one skill, one check (``version``), reports written: what no run goes below;
 - ``collect 1,000``: ``--collect-only`` over 1,000 generated skills;
+- ``licence check, 1,000 sibling skills``: only the ``license`` check over them (each skill looks for
+  licence files in the same parent folder);
 - each ``--skills DIR``: the default Tier 1 over DIR at ``-n 0``. Its findings must be the same in
   both trees (``results.json``'s checks, statuses, scores and findings; durations aside), else the
   benchmark says which differ and exits 1.
@@ -137,6 +139,9 @@ def main() -> None:
             thousand = synthetic(1000, base / "thousand")
             side_by_side("collect 1,000 skills", trees,
                          lambda label, src: cpu(pytest_cmd(thousand, work[label], "--collect-only"), src, work[label], ok=(0, 5)),
+                         args.repeat)
+            side_by_side("licence check, 1,000 sibling skills", trees,
+                         lambda label, src: cpu(pytest_cmd(thousand, work[label], "--skilleval-checks=license"), src, work[label]),
                          args.repeat)
         differ = False
         for folder in args.skills:

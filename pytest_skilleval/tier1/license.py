@@ -288,21 +288,45 @@ def _parent_files(skill: Skill, skill_paths: tuple[Path, ...]) -> list[Evidence]
         (up for up in list(root.parents)[:MAX_PARENT_LEVELS] if os.path.lexists(up / ".git")), None)  # a stat, not a read
     here, hops = root.parent, "../"
     while top is not None:
-        try:  # only names are listed here; contents go through safefs like every other read
-            with os.scandir(here) as it:
-                names = sorted(d.name for d in it if d.is_file(follow_symlinks=False) and LICENSE_FILE.match(d.name))
-        except OSError:
-            names = []
         found = []
-        for name in names:
+        for name in _licence_names(here):
             try:
-                found.append(_file_evidence(hops + name, safefs.read_text(here, name, skill.limits)))
-            except safefs.ReadError:
+                st = os.lstat(here / name)
+            except OSError:
                 continue
+            evidence = _licence_evidence(hops + name, str(here), name, (st.st_ino, st.st_mtime_ns, st.st_size), skill.limits)
+            if evidence is not None:
+                found.append(evidence)
         if found or here == top or here == here.parent:
             return found
         here, hops = here.parent, hops + "../"
     return []
+
+
+# Every skill of a catalog asks about the same parent folders. Listing and reading them once per
+# skill made the check quadratic in the catalog's size, so a folder's listing is kept while its
+# signature (inode, mtime) is unchanged, and a licence file's evidence while its own is.
+def _licence_names(folder: Path) -> tuple[str, ...]:
+    """Names of the licence files directly in ``folder`` (regular files, never a link)."""
+    try:
+        st = os.stat(folder)
+        return _listed_licence_names(str(folder), (st.st_ino, st.st_mtime_ns))
+    except OSError:
+        return ()
+
+
+@functools.lru_cache(maxsize=4096)
+def _listed_licence_names(folder: str, signature: tuple[int, int]) -> tuple[str, ...]:
+    with os.scandir(folder) as it:  # only names are listed here; contents go through safefs like every other read
+        return tuple(sorted(d.name for d in it if d.is_file(follow_symlinks=False) and LICENSE_FILE.match(d.name)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _licence_evidence(rel: str, folder: str, name: str, signature: tuple[int, int, int], limits: safefs.Limits) -> Evidence | None:
+    try:
+        return _file_evidence(rel, safefs.read_text(Path(folder), name, limits))
+    except safefs.ReadError:
+        return None
 
 
 def _restrictions(evidence: list[Evidence], strict: bool) -> list[Finding]:
