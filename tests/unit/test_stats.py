@@ -320,9 +320,11 @@ def test_power_of_a_three_case_run_uses_two_degrees_of_freedom() -> None:
         (_t_quantile_df2(0.75) + _t_quantile_df2(0.8)) * 0.3 / math.sqrt(3), rel=1e-8)
 
 
-def test_the_power_options_are_keyword_only() -> None:
+def test_the_power_and_interval_options_are_keyword_only() -> None:
     with pytest.raises(TypeError):
         stats.power(5, 0.3, 0.5)  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        stats.paired_interval([0.1, 0.2, 0.6], 0.5)  # type: ignore[misc]
 
 
 def test_no_case_count_past_the_limit() -> None:
