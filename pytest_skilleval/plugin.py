@@ -5,12 +5,13 @@ from __future__ import annotations
 import importlib
 import os
 import pkgutil
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
 
 from pytest_skilleval import config as config_mod
-from pytest_skilleval import hookspecs, roots, shard, state, terminalstats
+from pytest_skilleval import hookspecs, release, roots, shard, state, terminalstats
 from pytest_skilleval.checks import CheckRegistry, UsageError
 from pytest_skilleval.collect import CheckItem, SkillDirectory, SkillPathway, SkillTree, is_skill_dir
 
@@ -208,6 +209,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Before the terminal summary: pytest's failure summary is quadratic in the items otherwise."""
     terminalstats.drop_silent_setup_teardown(session.config)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
+    """Once an item's reports are out, what it published and what failed in it leave it (release.py)."""
+    try:
+        return (yield)
+    finally:
+        release.after_item(item)
 
 
 @pytest.hookimpl(trylast=True)

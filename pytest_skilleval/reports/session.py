@@ -145,7 +145,7 @@ class ReportSession:
             self._calls[report.nodeid] = report
         elif report.when == "teardown":
             for seen in (self._calls.pop(report.nodeid, None), report):
-                if seen is not None:  # in place: under -n 0 the reports share the item's list
+                if seen is not None:  # in place: the terminal keeps these very report objects (the item: release.py)
                     seen.user_properties[:] = [(k, v) for k, v in seen.user_properties if k != RESULT_PROPERTY]
 
     def records(self, key: str) -> list[CheckRecord]:

@@ -61,6 +61,50 @@ def test_the_controller_holds_no_check_results_until_session_end(pytester: pytes
     assert junit.count('name="skilleval.result"') == SKILLS * 6
 
 
+#: At session end in each xdist worker: how many published records its items still carry.
+WORKER_PROBE = '''
+import json, os
+import pytest
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    who = getattr(session.config, "workerinput", {}).get("workerid")
+    if who is None:
+        return
+    import gc
+    from pytest_skilleval.collect import RESULT_PROPERTY
+    from pytest_skilleval.skill import Skill
+    carried = sum(len(v) for item in session.items for k, v in item.user_properties if k == RESULT_PROPERTY)
+    gc.collect()
+    alive = sum(1 for o in gc.get_objects() if isinstance(o, (Skill, pytest.ExceptionInfo)))
+    with open(os.path.join(str(session.config.rootpath), f"worker-{who}.json"), "w") as fh:
+        json.dump({"items": len(session.items), "carried_bytes": carried, "skills_and_failures_alive": alive}, fh)
+'''
+
+
+def test_a_worker_keeps_no_result_once_its_item_is_reported(pytester: pytest.Pytester) -> None:
+    """An xdist worker keeps every item for the session, so nothing of an item's run may stay on it once
+    its reports have gone to the controller, or a worker grows with every skill it runs (1.4 GB over a
+    5,000-skill fuzz catalog): not the result it published (its JSON on ``user_properties``), and not
+    the ExceptionInfo of a failed check that pytest-rerunfailures keeps on the item, whose frames hold
+    the loaded skill (its parsed Markdown) and every report of the item."""
+    catalog(pytester.path)
+    for n in range(4):  # failing checks: their ExceptionInfo is what rerunfailures keeps
+        write_skill(pytester.path / "skills", f"broken-{n}", {"SKILL.md": "no frontmatter\n"})
+    pytester.makeconftest(WORKER_PROBE)
+    result = pytester.runpytest_subprocess("--skills=skills", CHECKS, "-n", "2", "--skilleval-report-dir=rep",
+                                           "--junitxml=junit.xml", "-p", "no:cacheprovider")
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), result.stdout.str()[-3000:]
+    workers = [json.loads(p.read_text()) for p in sorted(pytester.path.glob("worker-gw*.json"))]
+    assert len(workers) == 2 and all(w["items"] == (SKILLS + 4) * 6 for w in workers), workers
+    assert [w["carried_bytes"] for w in workers] == [0, 0], workers
+    assert [w["skills_and_failures_alive"] for w in workers] == [0, 0], workers
+    data = json.loads((pytester.path / "rep/results.json").read_text())
+    assert sum(len(s["checks"]) for s in data["skills"]) == (SKILLS + 4) * 6
+    assert sum(1 for s in data["skills"] if s["verdict"] == "FAIL") == 4
+    assert (pytester.path / "junit.xml").read_text().count('name="skilleval.result"') == (SKILLS + 4) * 6
+
+
 def test_streamed_documents_equal_the_ones_built_in_memory(pytester: pytest.Pytester, tmp_path: Path) -> None:
     """results.json byte for byte as ``model_dump_json(indent=2)`` of the whole run; cards and HTML too."""
     catalog(pytester.path)

@@ -1,0 +1,39 @@
+"""What one of this plugin's items lets go of once its reports are out.
+
+pytest keeps every item for the whole session (``session.items``), in each xdist worker as in a
+plain run, so whatever stays on an item grows with the catalog. Two things did, ~330 KB a skill in a
+worker (1.4 GB over a 5,000-skill fuzz catalog):
+
+- the records an item publishes on ``user_properties`` for the controller (a check's result, a
+  trial, a trigger run, a selection verdict): pytest copies them into each report, the controller
+  and JUnit read them there, and nothing reads them on the item afterwards;
+- the ExceptionInfo of each failed phase, which pytest-rerunfailures keeps on the item to decide
+  reruns: its traceback's frames hold the loaded skill (its parsed Markdown), the check result and,
+  up the stack, every report of the item. Once the item's protocol is over (its reruns included)
+  nothing asks for them again.
+
+The user's own tests in the same session are left alone.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_skilleval.collect import RESULT_PROPERTY
+from pytest_skilleval.terminalstats import MARKER
+
+#: The records items publish for the controller (the names of their own modules, kept in step by
+#: tests/unit/test_release.py, which would otherwise import Tier 3 into every run).
+PUBLISHED = frozenset({RESULT_PROPERTY, "skilleval.trial", "skilleval.trigger", "skilleval.selection"})
+#: Where pytest-rerunfailures keeps each failed phase's ExceptionInfo on the item.
+RERUN_EXCINFOS = "_rerun_condition_excinfos"
+
+
+def after_item(item: pytest.Item) -> None:
+    """Called once the item's protocol is over: every report is out, every rerun done."""
+    if item.get_closest_marker(MARKER) is None:
+        return
+    item.user_properties[:] = [(k, v) for k, v in item.user_properties if k not in PUBLISHED]
+    kept = getattr(item, RERUN_EXCINFOS, None)
+    if isinstance(kept, dict):
+        kept.clear()
