@@ -391,11 +391,12 @@ def test_bootstrap_cuts_half_the_missing_confidence_from_each_tail() -> None:
     assert stats.bootstrap_ci(data, confidence=0.995) == (0.2, 0.8)
 
 
-def test_bootstrap_draws_ten_thousand_resamples_by_default() -> None:
+def test_bootstrap_draws_ten_thousand_resamples_with_seed_zero_by_default() -> None:
     data = [math.sqrt(i) / 3 for i in range(1, 9)]  # irregular values: one resample more or less moves a percentile
     default = stats.bootstrap_ci(data)
-    assert default == stats.bootstrap_ci(data, resamples=10_000)
+    assert default == stats.bootstrap_ci(data, resamples=10_000, seed=0)
     assert default != stats.bootstrap_ci(data, resamples=10_001) and default != stats.bootstrap_ci(data, resamples=9_999)
+    assert default != stats.bootstrap_ci(data, seed=1)
 
 
 def test_results_are_immutable_values() -> None:
@@ -416,6 +417,11 @@ def test_rerun_rate_with_as_many_passed_as_failed_cases() -> None:
 def test_a_gain_needs_an_interval_that_excludes_zero(ci_low: float, band: Band) -> None:
     # a lower end exactly at 0 does not exclude 0; one a little below it neither
     assert stats.Lift(0.6, 0.4, 0.2, ci_low, 0.45, 10, 0, 0.95).band is band
+
+
+@pytest.mark.parametrize(("ci_high", "band"), [(0.0, Band.NEUTRAL), (0.05, Band.NEUTRAL), (-0.01, Band.FAIL)])
+def test_a_loss_needs_an_interval_that_excludes_zero(ci_high: float, band: Band) -> None:
+    assert stats.Lift(0.3, 0.5, -0.2, -0.45, ci_high, 10, 0, 0.95).band is band
 
 
 def test_a_loss_whose_interval_reaches_zero_is_neutral_and_spread_is_the_sample_sd() -> None:
