@@ -363,9 +363,10 @@ def test_a_report_that_cannot_be_written_fails_the_run(pytester: pytest.Pytester
     step_summary = pytester.path / "step-summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
     (pytester.path / "afile").write_text("a file, not a folder")
-    result = run(pytester, UNWRITABLE, "--skilleval-report-dir=afile/rep")
+    result = run(pytester, UNWRITABLE, "--skilleval-report-dir=afile/rep", "--color=yes")
     assert result.ret == code, result.stdout.str()
-    result.stdout.fnmatch_lines(["*- skilleval summary -*", "skilleval: reports NOT written: NotADirectoryError: *afile*"])
+    result.stdout.fnmatch_lines(["*- skilleval summary -*", "*skilleval: reports NOT written: NotADirectoryError: *afile*"])
+    assert "\x1b[31mskilleval: reports NOT written" in result.stdout.str()  # in red
     assert "BENCHMARK.md card(s)" not in result.stdout.str()
     assert not step_summary.exists()  # no summary of a report that does not exist
 
