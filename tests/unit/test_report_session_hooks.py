@@ -515,3 +515,25 @@ def test_a_lost_report_fails_the_run_after_every_other_plugin_settled_the_exit_s
     result = run(pytester, CHECKS, "--skilleval-report-dir=afile/rep", conftest=FORGIVING)
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.stdout.fnmatch_lines(["skilleval: reports NOT written: *"])
+
+
+TEARDOWN_INTERRUPTED = PUBLISHERS + '''
+@pytest.fixture
+def sigterm_on_teardown():
+    yield
+    os.kill(os.getpid(), signal.SIGTERM)  # CI cancels the run while the item's fixtures tear down
+
+def test_first(record_property, sigterm_on_teardown):
+    check(record_property, "a/one", "one", "schema")
+
+def test_never_runs(record_property):
+    check(record_property, "two", "two", "schema")
+'''
+
+
+@pytest.mark.usefixtures("default_sigterm")
+def test_an_item_interrupted_in_its_teardown_keeps_the_result_of_its_call(pytester: pytest.Pytester) -> None:
+    result = run(pytester, TEARDOWN_INTERRUPTED, "--skilleval-report-dir=rep")
+    assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()
+    data = results(pytester)
+    assert data["complete"] is False and [(s["key"], len(s["checks"])) for s in data["skills"]] == [("a/one", 1)]
