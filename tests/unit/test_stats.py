@@ -313,6 +313,15 @@ def test_a_t_interval_uses_n_minus_one_degrees_of_freedom() -> None:
         (mean - _t_quantile_df2(0.75) * sd / math.sqrt(3), mean + _t_quantile_df2(0.75) * sd / math.sqrt(3)), rel=1e-8)
 
 
+def test_a_four_case_interval_uses_three_degrees_of_freedom() -> None:
+    # an even n: n ^ 1 would give 5 degrees of freedom where n - 1 gives 3 (t at 98 %, df 3: 3.4819 in the tables)
+    data = [0.1, 0.2, 0.6, 0.3]
+    mean, sd = sum(data) / 4, math.sqrt(sum((d - sum(data) / 4) ** 2 for d in data) / 3)
+    half = stats.t_quantile(0.98, 3) * sd / 2
+    assert stats.t_quantile(0.98, 3) == pytest.approx(3.4819, abs=1e-4)
+    assert stats.paired_interval(data) == pytest.approx((mean - half, mean + half), rel=1e-8)
+
+
 def test_power_of_a_three_case_run_uses_two_degrees_of_freedom() -> None:
     assert stats.power(3, 0.3).detectable == pytest.approx((_t_quantile_df2(0.98) + _t_quantile_df2(0.8)) * 0.3 / math.sqrt(3), rel=1e-8)
     # at a 50 % level the first quantile is the 75 % one (a level at or below 1/2 is where 1 - level and 1 % level part)
@@ -325,6 +334,8 @@ def test_the_power_and_interval_options_are_keyword_only() -> None:
         stats.power(5, 0.3, 0.5)  # type: ignore[misc]
     with pytest.raises(TypeError):
         stats.paired_interval([0.1, 0.2, 0.6], 0.5)  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        stats.lift({"a": 1.0}, {"a": 0.0}, 0.5)  # type: ignore[misc]
 
 
 def test_no_case_count_past_the_limit() -> None:
