@@ -93,7 +93,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(importlib.import_module("pytest_skilleval.tier3.items"), "skilleval-tier3-items")
     if triggers.trigger_context(config).settings.enabled:
         config.pluginmanager.register(importlib.import_module("pytest_skilleval.triggers.items"), "skilleval-triggers-items")
-    if not hasattr(config, "workerinput"):  # only the controller (or a plain run) writes reports
+    if hasattr(config, "workerinput"):  # a worker sends its reports on and keeps none (release.py)
+        config.pluginmanager.register(release.WorkerReports(config), "skilleval-worker-reports")
+    else:  # only the controller (or a plain run) writes reports
         # Imported here, not at the top: the report models pull in Tier 3's record types, and
         # importing the plugin (every pytest run in the environment pays it) must stay cheap.
         from pytest_skilleval.reports.session import ReportSession

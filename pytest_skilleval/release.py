@@ -10,15 +10,21 @@ worker (1.4 GB over a 5,000-skill fuzz catalog):
 - the ExceptionInfo of each failed phase, which pytest-rerunfailures keeps on the item to decide
   reruns: its traceback's frames hold the loaded skill (its parsed Markdown), the check result and,
   up the stack, every report of the item. Once the item's protocol is over (its reruns included)
-  nothing asks for them again.
+  nothing asks for them again;
+- in an xdist worker, the reports themselves: the worker's terminal reporter prints nothing, yet
+  filed every report (results, failure texts) to the end of the session. Once xdist has sent a
+  report to the controller, it leaves those lists (:class:`WorkerReports`).
 
 The user's own tests in the same session are left alone.
 """
 
 from __future__ import annotations
 
+from collections.abc import Generator
+
 import pytest
 
+from pytest_skilleval import terminalstats
 from pytest_skilleval.collect import RESULT_PROPERTY
 from pytest_skilleval.terminalstats import MARKER
 
@@ -37,3 +43,18 @@ def after_item(item: pytest.Item) -> None:
     kept = getattr(item, RERUN_EXCINFOS, None)
     if isinstance(kept, dict):
         kept.clear()
+
+
+class WorkerReports:
+    """Registered in xdist workers only: this plugin's reports leave the worker's terminal stats."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
+        try:
+            return (yield)  # xdist sends the report to the controller in here
+        finally:
+            if MARKER in report.keywords:
+                terminalstats.forget(self.config, report)

@@ -41,3 +41,14 @@ def drop_if_silent(config: pytest.Config, report: pytest.TestReport) -> bool:
 def _silent_setup_teardown(report: object) -> bool:
     return (isinstance(report, pytest.TestReport) and report.when in ("setup", "teardown") and report.passed
             and not report.sections and MARKER in report.keywords)
+
+
+def forget(config: pytest.Config, report: pytest.TestReport) -> bool:
+    """Remove ``report`` from the terminal reporter's stats, once the terminal has filed it (it is then
+    the last of its list). For an xdist worker's reporter, which prints nothing; True if removed."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    for kept in getattr(reporter, "stats", {}).values():
+        if isinstance(kept, list) and kept and kept[-1] is report:
+            kept.pop()
+            return True
+    return False

@@ -77,8 +77,10 @@ def pytest_sessionfinish(session):
     carried = sum(len(v) for item in session.items for k, v in item.user_properties if k == RESULT_PROPERTY)
     gc.collect()
     alive = sum(1 for o in gc.get_objects() if isinstance(o, (Skill, pytest.ExceptionInfo)))
+    reports = sum(1 for o in gc.get_objects() if isinstance(o, pytest.TestReport) and "skilleval" in o.keywords)
     with open(os.path.join(str(session.config.rootpath), f"worker-{who}.json"), "w") as fh:
-        json.dump({"items": len(session.items), "carried_bytes": carried, "skills_and_failures_alive": alive}, fh)
+        json.dump({"items": len(session.items), "carried_bytes": carried, "skills_and_failures_alive": alive,
+                   "reports_alive": reports}, fh)
 '''
 
 
@@ -87,7 +89,8 @@ def test_a_worker_keeps_no_result_once_its_item_is_reported(pytester: pytest.Pyt
     its reports have gone to the controller, or a worker grows with every skill it runs (1.4 GB over a
     5,000-skill fuzz catalog): not the result it published (its JSON on ``user_properties``), and not
     the ExceptionInfo of a failed check that pytest-rerunfailures keeps on the item, whose frames hold
-    the loaded skill (its parsed Markdown) and every report of the item."""
+    the loaded skill (its parsed Markdown) and every report of the item, and not the reports themselves,
+    which a worker's terminal reporter (it prints nothing) kept to the end, results and all."""
     catalog(pytester.path)
     for n in range(4):  # failing checks: their ExceptionInfo is what rerunfailures keeps
         write_skill(pytester.path / "skills", f"broken-{n}", {"SKILL.md": "no frontmatter\n"})
@@ -99,6 +102,7 @@ def test_a_worker_keeps_no_result_once_its_item_is_reported(pytester: pytest.Pyt
     assert len(workers) == 2 and all(w["items"] == (SKILLS + 4) * 6 for w in workers), workers
     assert [w["carried_bytes"] for w in workers] == [0, 0], workers
     assert [w["skills_and_failures_alive"] for w in workers] == [0, 0], workers
+    assert all(w["reports_alive"] <= 1 for w in workers), workers  # the terminal remembers the last one it saw
     data = json.loads((pytester.path / "rep/results.json").read_text())
     assert sum(len(s["checks"]) for s in data["skills"]) == (SKILLS + 4) * 6
     assert sum(1 for s in data["skills"] if s["verdict"] == "FAIL") == 4
