@@ -200,7 +200,7 @@ def test_lift_rejects_bad_settings(kwargs: dict[str, float]) -> None:
         stats.lift({"a": 1.0}, {"a": 0.0}, **kwargs)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("p", "df"), [(1.0, 5), (0.0, 5), (0.5, 0)])
+@pytest.mark.parametrize(("p", "df"), [(1.0, 5), (0.0, 5), (1.5, 5), (-0.5, 5), (0.5, 0)])
 def test_t_quantile_rejects_a_probability_outside_zero_one_and_no_degrees_of_freedom(p: float, df: int) -> None:
     # p = 1 has no quantile: bisection would return the bracket's edge, 10^4, as if it were one
     with pytest.raises(ValueError):
@@ -323,6 +323,12 @@ def test_a_four_case_interval_uses_three_degrees_of_freedom() -> None:
     assert stats.paired_interval(data) == pytest.approx((mean - half, mean + half), rel=1e-8)
 
 
+def test_power_of_a_four_case_run_uses_three_degrees_of_freedom() -> None:
+    # t at 98 % and 80 %, df 3: 3.4819 and 0.9785 in the tables (an even n, where n ^ 1 would be 5)
+    assert stats.t_quantile(0.8, 3) == pytest.approx(0.9785, abs=1e-4)
+    assert stats.power(4, 0.3).detectable == pytest.approx((stats.t_quantile(0.98, 3) + stats.t_quantile(0.8, 3)) * 0.3 / 2, rel=1e-12)
+
+
 def test_power_of_a_three_case_run_uses_two_degrees_of_freedom() -> None:
     assert stats.power(3, 0.3).detectable == pytest.approx((_t_quantile_df2(0.98) + _t_quantile_df2(0.8)) * 0.3 / math.sqrt(3), rel=1e-8)
     # at a 50 % level the first quantile is the 75 % one (a level at or below 1/2 is where 1 - level and 1 % level part)
@@ -337,6 +343,8 @@ def test_the_power_and_interval_options_are_keyword_only() -> None:
         stats.paired_interval([0.1, 0.2, 0.6], 0.5)  # type: ignore[misc]
     with pytest.raises(TypeError):
         stats.lift({"a": 1.0}, {"a": 0.0}, 0.5)  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        stats.bootstrap_ci([0.1, 0.2], 0.5)  # type: ignore[misc]
 
 
 def test_no_case_count_past_the_limit() -> None:
@@ -348,6 +356,8 @@ def test_no_case_count_past_the_limit() -> None:
 def test_one_paired_case_has_no_spread() -> None:
     single = stats.lift({"a": 0.9}, {"a": 0.4})
     assert single.n == 1 and single.delta == pytest.approx(0.5) and single.spread is None and single.ci_low is None
+    pair = stats.lift({"a": 0.9, "b": 0.5}, {"a": 0.4, "b": 0.4})  # differences 0.5 and 0.1: two pairs have a spread
+    assert pair.spread == pytest.approx(0.4 / math.sqrt(2)) and pair.ci_low is None
 
 
 @pytest.mark.parametrize("confidence", [0.95, 0.5])
@@ -401,6 +411,7 @@ def test_bootstrap_cuts_half_the_missing_confidence_from_each_tail() -> None:
     data = [0.0] * 10 + [1.0] * 10
     assert stats.bootstrap_ci(data) == (0.3, 0.7)
     assert stats.bootstrap_ci(data, confidence=0.995) == (0.2, 0.8)
+    assert stats.bootstrap_ci(data, confidence=0.9) == (0.3, 0.7)  # 5 % point 6/20; a 10 % tail would give 7/20 (P(X <= 7) = 0.132)
 
 
 def test_bootstrap_draws_ten_thousand_resamples_with_seed_zero_by_default() -> None:
