@@ -32,6 +32,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from tier1_vs_skillevaluator import synthetic  # the same 1,000-skill catalog as the comparison's (this folder is on sys.path)
+
 REPO = Path(__file__).resolve().parent.parent
 #: pytest plugins of the dev extra that a user's install does not have (as in tier1_vs_skillevaluator.py).
 DEV_ONLY = ("-p", "no:hypothesispytest", "-p", "no:rerunfailures")
@@ -87,15 +89,6 @@ def findings(report: Path) -> set[tuple]:
             out.add((skill["key"], r["check"], r["status"], r.get("score")))
             out.update((skill["key"], f["rule"], f["severity"], f["file"], f["line"], f["message"]) for f in r["findings"])
     return out
-
-
-def synthetic(n: int, into: Path) -> Path:
-    for i in range(n):
-        skill = into / f"skill-{i:04d}"
-        skill.mkdir(parents=True)
-        (skill / "SKILL.md").write_text(f"---\nname: skill-{i:04d}\ndescription: Does thing {i}. Use when thing {i} is asked for.\n"
-                                        "---\n\n# Skill\n\nSteps.\n", encoding="utf-8")
-    return into
 
 
 def side_by_side(name: str, trees: dict[str, Path], measure: Callable[[str, Path], float], repeat: int, unit: str = "s") -> None:

@@ -14,8 +14,9 @@ In pytest, use the ``skilleval_gateway`` fixture (one gateway per session, i.e. 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pytest_skilleval import lazyexports
 
 if TYPE_CHECKING:
     from pytest_skilleval.gateway.config import GatewayConfig, Upstream, upstreams_from_env
@@ -35,10 +36,4 @@ __all__ = ["BudgetExceeded", "Gateway", "GatewayConfig", "KeyLeak", "PriceTable"
            "Upstream", "upstreams_from_env"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazyexports.exports(__name__, _EXPORTS)

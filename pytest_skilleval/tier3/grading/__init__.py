@@ -8,8 +8,9 @@ docs/grading.md has the rules.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pytest_skilleval import lazyexports
 
 if TYPE_CHECKING:
     from pytest_skilleval.tier3.grading.grade import PASS_THRESHOLD, grade, infrastructure_error
@@ -25,10 +26,4 @@ __all__ = ["DIMENSIONS", "PASS_THRESHOLD", "AssertionOutcome", "CommandOutcome",
            "infrastructure_error"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazyexports.exports(__name__, _EXPORTS)
