@@ -104,43 +104,24 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def _call_containing(value: str, traj: Trajectory) -> str | None:
-    """Where the first tool call whose input contains ``value`` is, or None."""
+def _trajectory_contains(a: TrajectoryContains | TrajectoryNotContains, evidence: TrialEvidence) -> Verdict:
+    """Some tool call's input contains ``a.value`` (``trajectory_contains``), or none does
+    (``trajectory_not_contains``). Not found while calls were left out of the parsed window is
+    undecided either way: the call may sit in the part that was not kept."""
+    traj = evidence.trajectory
+    if traj is None:
+        return _no_trajectory()
+    wanted = isinstance(a, TrajectoryContains)
     for call in traj.tool_calls:
         # Both the raw strings (a command with quotes or newlines) and the JSON form (a key=value).
         texts = _strings(call.arguments) + [json.dumps(call.arguments, ensure_ascii=False)]
-        if any(value in text for text in texts):
-            return f"in {call.name} call at step {call.position}"
-    return None
-
-
-def _omitted(traj: Trajectory) -> str:
-    return (f"not in the {len(traj.tool_calls)} tool calls kept; {traj.omitted_tool_calls} from the middle of "
-            "the run were not kept when it was parsed")
-
-
-def _trajectory_contains(a: TrajectoryContains, evidence: TrialEvidence) -> Verdict:
-    traj = evidence.trajectory
-    if traj is None:
-        return _no_trajectory()
-    where = _call_containing(a.value, traj)
-    if where is not None:
-        return True, where
+        if any(a.value in text for text in texts):
+            where = f"in {call.name} call at step {call.position}"
+            return wanted, where if wanted else f"{quote(a.value)} {where}"
     if traj.omitted_tool_calls:
-        return None, _omitted(traj)
-    return False, f"no tool call's input contains {quote(a.value)} ({len(traj.tool_calls)} calls)"
-
-
-def _trajectory_not_contains(a: TrajectoryNotContains, evidence: TrialEvidence) -> Verdict:
-    traj = evidence.trajectory
-    if traj is None:
-        return _no_trajectory()
-    where = _call_containing(a.value, traj)
-    if where is not None:
-        return False, f"{quote(a.value)} {where}"
-    if traj.omitted_tool_calls:  # the call may sit in the part that was not kept: not a pass
-        return None, _omitted(traj)
-    return True, f"no tool call's input contains {quote(a.value)} ({len(traj.tool_calls)} calls)"
+        return None, (f"not in the {len(traj.tool_calls)} tool calls kept; {traj.omitted_tool_calls} from the middle of "
+                      "the run were not kept when it was parsed")
+    return not wanted, f"no tool call's input contains {quote(a.value)} ({len(traj.tool_calls)} calls)"
 
 
 def _loaded_names(traj: Trajectory) -> str:
@@ -199,7 +180,7 @@ def _usage(a: MaxTurns | MaxTokens | MaxCost, evidence: TrialEvidence) -> Verdic
 _ANSWER_CHECKS: dict[type, Callable[[Any, TrialEvidence], Verdict]] = {
     Contains: contains, NotContains: contains, Regex: regex, NotRegex: regex, JsonPath: json_path,
     FileExists: _file_exists, FileContains: _file_contains, Command: _command, TrajectoryContains: _trajectory_contains,
-    TrajectoryNotContains: _trajectory_not_contains,
+    TrajectoryNotContains: _trajectory_contains,
     MaxTurns: _usage, MaxTokens: _usage, MaxCost: _usage,
 }
 
