@@ -30,12 +30,7 @@ def drop_silent_setup_teardown(config: pytest.Config) -> int:
 def drop_if_silent(config: pytest.Config, report: pytest.TestReport) -> bool:
     """The same for one report as it arrives, once the terminal has filed it (it is then the last of its
     list): a run over thousands of skills does not keep two reports per item to the end. True if dropped."""
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    kept = getattr(reporter, "stats", {}).get("") if reporter is not None else None
-    if isinstance(kept, list) and kept and kept[-1] is report and _silent_setup_teardown(report):
-        kept.pop()
-        return True
-    return False
+    return _silent_setup_teardown(report) and forget(config, report)
 
 
 def _silent_setup_teardown(report: object) -> bool:
@@ -45,7 +40,7 @@ def _silent_setup_teardown(report: object) -> bool:
 
 def forget(config: pytest.Config, report: pytest.TestReport) -> bool:
     """Remove ``report`` from the terminal reporter's stats, once the terminal has filed it (it is then
-    the last of its list). For an xdist worker's reporter, which prints nothing; True if removed."""
+    the last of its list). True if removed."""
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     for kept in getattr(reporter, "stats", {}).values():
         if isinstance(kept, list) and kept and kept[-1] is report:
