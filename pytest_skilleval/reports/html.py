@@ -28,10 +28,12 @@ from pydantic import ValidationError
 from pytest_skilleval import atomic
 from pytest_skilleval.reports import charts
 from pytest_skilleval.reports import tier3 as tier3_md
+from pytest_skilleval.reports.templatecache import CompiledTemplates
 from pytest_skilleval.tier3 import stats
 from pytest_skilleval.tier3.report import AgentTier3
 
 PAGE = "index.html"
+TEMPLATE = "report.html.j2"
 FAILING = ("FAILED", "ERROR", "INCOMPLETE")
 LABELS = {"claude-code": "Claude Code", "codex": "Codex CLI", "opencode": "OpenCode", "gemini": "Gemini CLI"}
 DIMENSIONS = ("security", "correctness", "discoverability", "effectiveness", "efficiency")
@@ -500,7 +502,16 @@ def _environment() -> Environment:
         _ENV = Environment(loader=PackageLoader("pytest_skilleval.reports", "templates"), autoescape=select_autoescape(default=True),
                            undefined=ChainableUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
         _ENV.filters.update(pct=pct, points=points, label=label)
+        _ENV.bytecode_cache = CompiledTemplates(Path(__file__).parent / "templates", _compile_options(_ENV))
     return _ENV
+
+
+def _compile_options(env: Environment) -> str:
+    """What of ``env`` its compiled templates depend on (the filters and globals are looked up when rendering)."""
+    return repr((env.block_start_string, env.block_end_string, env.variable_start_string, env.variable_end_string,
+                 env.comment_start_string, env.comment_end_string, env.line_statement_prefix, env.line_comment_prefix,
+                 env.trim_blocks, env.lstrip_blocks, env.newline_sequence, env.keep_trailing_newline, env.optimized,
+                 sorted(env.extensions), env.autoescape(TEMPLATE) if callable(env.autoescape) else env.autoescape))
 
 
 def render(doc: Mapping[str, Any]) -> str:
@@ -509,7 +520,7 @@ def render(doc: Mapping[str, Any]) -> str:
 
 def render_chunks(doc: Mapping[str, Any]) -> Iterator[str]:
     """The page piece by piece (Jinja's ``generate``): with a :class:`Replay` of skills, never whole in memory."""
-    return _environment().get_template("report.html.j2").generate(page=build(doc))
+    return _environment().get_template(TEMPLATE).generate(page=build(doc))
 
 
 def write(doc: Mapping[str, Any], report_dir: Path, trusted: Path | None = None) -> Path:

@@ -10,7 +10,6 @@ a harness check on every one of these, and never recommends publication.
 from __future__ import annotations
 
 from pytest_skilleval.tier3 import stats
-from pytest_skilleval.tier3.cases import DIGEST_ALGORITHM
 from pytest_skilleval.tier3.report import MEASURES, AgentTier3, ArmStats, LiftRow, Tier3Report
 
 HARNESS_CHECK = "harness check — not a model measurement"
@@ -66,6 +65,10 @@ def callout(t3: Tier3Report) -> list[str]:
 
 
 def metadata_lines(t3: Tier3Report) -> list[str]:
+    # here, not at the top: the case loader and every eval-file format come with it, and a Tier 1 run's
+    # report imports this module
+    from pytest_skilleval.tier3.cases import DIGEST_ALGORITHM
+
     agents = ", ".join(f"{_label(a)} {'/'.join(a.versions) or '(version unknown)'} (`{', '.join(a.models) or 'no model'}`)"
                        for a in t3.agents)
     labels = ", ".join(f"{n} {label}" for label, n in sorted(t3.labels.items()))

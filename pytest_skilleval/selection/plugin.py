@@ -14,7 +14,7 @@ which defaults to the provider layer's ``skilleval_chat``. Override either in ``
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
@@ -24,11 +24,13 @@ from pytest_skilleval.providers.base import ChatProvider
 from pytest_skilleval.selection import judge as sel
 from pytest_skilleval.selection.metrics import SelectionExpectation, case_outcome, check_expectations
 from pytest_skilleval.selection.report import SELECTION_PROPERTY, SelectionRecord
-from pytest_skilleval.trajectory import CatalogSkill, ParserRegistry, Trajectory, TrajectoryParseError, default_registry
-from pytest_skilleval.trajectory.registry import UnknownFormatError
+from pytest_skilleval.trajectory.model import CatalogSkill, Trajectory, TrajectoryParseError
+
+if TYPE_CHECKING:  # the registry imports every harness's parser: built when a transcript is to be parsed (parser_registry)
+    from pytest_skilleval.trajectory.registry import ParserRegistry
 
 MARKER = "selection: skill-selection accuracy of a recorded agent trajectory (one item per invoked skill)"
-REGISTRY = pytest.StashKey[ParserRegistry]()
+REGISTRY = pytest.StashKey["ParserRegistry"]()
 ROOTS = pytest.StashKey[tuple[Path, ...]]()
 SUFFIXES = (".events.jsonl", ".jsonl", ".ndjson", ".json")
 SIDECARS = (".requests.jsonl", ".case.yaml", ".case.yml", ".case.json")
@@ -53,21 +55,35 @@ class TrajectoryCase(SelectionExpectation):
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", MARKER)
-    registry = default_registry()
-    try:
+def parser_registry(config: pytest.Config) -> ParserRegistry:
+    """The built-in trajectory parsers and those plugins contribute, built once, on first use."""
+    registry = config.stash.get(REGISTRY, None)
+    if registry is None:
+        from pytest_skilleval.trajectory import default_registry
+
+        registry = default_registry()
         for contributed in config.hook.pytest_skilleval_trajectory_parsers(config=config):
             for parser in contributed or ():
                 registry.add(parser)
-        if config.getoption("skilleval_trajectory_format", None):
-            registry.get(config.getoption("skilleval_trajectory_format"))
-    except UnknownFormatError as exc:
-        raise pytest.UsageError(str(exc)) from None
-    config.stash[REGISTRY] = registry
+        config.stash[REGISTRY] = registry
+    return registry
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", MARKER)
     base = config.invocation_params.dir
     roots = [(base / p).resolve() for p in config.getoption("skilleval_trajectories", None) or []]
     roots += [Path(p).resolve() for p in config.getini("skilleval_trajectories") or []]
+    fmt = config.getoption("skilleval_trajectory_format", None)
+    if roots or fmt:  # a run that parses transcripts builds the registry now, so a bad parser or format is a usage error
+        from pytest_skilleval.trajectory.registry import UnknownFormatError
+
+        try:
+            registry = parser_registry(config)
+            if fmt:
+                registry.get(fmt)
+        except UnknownFormatError as exc:
+            raise pytest.UsageError(str(exc)) from None
     for root in roots:
         if not root.exists():
             raise pytest.UsageError(f"--skilleval-trajectories: {root} does not exist")
@@ -110,8 +126,10 @@ class TrajectoryFile(pytest.File):
                 raise TrajectoryParseError(case_path, None, f"bad case file: {str(exc).splitlines()[0]}") from None
         req = (self.path.parent / self.case.request_log) if self.case and self.case.request_log else self._sidecar(".requests.jsonl")
         fmt = (self.case.format if self.case else None) or self.config.getoption("skilleval_trajectory_format", None)
+        from pytest_skilleval.trajectory.registry import UnknownFormatError
+
         try:
-            self.trajectory = self.config.stash[REGISTRY].parse_file(self.path, format=fmt, request_log=req)
+            self.trajectory = parser_registry(self.config).parse_file(self.path, format=fmt, request_log=req)
         except UnknownFormatError as exc:
             raise TrajectoryParseError(self.path, None, str(exc)) from None
 
@@ -251,7 +269,11 @@ class SelectionEvaluator:
     """What the ``skilleval_selection`` fixture returns: parse and judge in a hand-written test."""
 
     def __init__(self, judge: ChatProvider | None, registry: ParserRegistry | None = None) -> None:
-        self.judge, self.registry = judge, registry or default_registry()
+        if registry is None:
+            from pytest_skilleval.trajectory import default_registry
+
+            registry = default_registry()
+        self.judge, self.registry = judge, registry
 
     def load(self, path: str | Path, *, format: str | None = None, request_log: str | Path | None = None) -> Trajectory:
         return self.registry.parse_file(path, format=format, request_log=request_log)
@@ -263,5 +285,5 @@ class SelectionEvaluator:
 
 @pytest.fixture
 def skilleval_selection(skilleval_selection_judge: ChatProvider | None, pytestconfig: pytest.Config) -> SelectionEvaluator:
-    return SelectionEvaluator(skilleval_selection_judge, pytestconfig.stash.get(REGISTRY, None))
+    return SelectionEvaluator(skilleval_selection_judge, parser_registry(pytestconfig))
 

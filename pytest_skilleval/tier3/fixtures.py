@@ -59,14 +59,13 @@ def skilleval_trial_judge(request: pytest.FixtureRequest) -> ChatProvider | None
 @pytest.fixture(scope="session")
 def skilleval_trial_runner(pytestconfig: pytest.Config, skilleval_gateway: Gateway, skilleval_sandbox: Sandbox,
                            skilleval_trial_judge: ChatProvider | None) -> TrialRunner:
-    from pytest_skilleval.selection.plugin import REGISTRY
+    from pytest_skilleval.selection.plugin import parser_registry
     from pytest_skilleval.tier3.staging import hidden_dirs
     from pytest_skilleval.tier3.trial import TrialRunner
-    from pytest_skilleval.trajectory import default_registry
 
     ctx = tier3_context(pytestconfig)
     return TrialRunner(skilleval_gateway, skilleval_sandbox, ctx.settings, skilleval_trial_judge,
-                       pytestconfig.stash.get(REGISTRY, None) or default_registry(), hidden=tuple(hidden_dirs(ctx.agents.all())))
+                       parser_registry(pytestconfig), hidden=tuple(hidden_dirs(ctx.agents.all())))
 
 
 @dataclass

@@ -112,14 +112,13 @@ def script_rules(config: pytest.Config, skill: Skill, rivals: RivalSet) -> dict[
 
 @pytest.fixture(scope="session")
 def skilleval_trigger_runner(pytestconfig: pytest.Config, skilleval_gateway: Gateway, skilleval_sandbox: Sandbox) -> TriggerRunner:
-    from pytest_skilleval.selection.plugin import REGISTRY
+    from pytest_skilleval.selection.plugin import parser_registry
     from pytest_skilleval.tier3.staging import hidden_dirs
-    from pytest_skilleval.trajectory import default_registry
     from pytest_skilleval.triggers.trial import TriggerRunner
 
     t3 = tier3_context(pytestconfig)
     return TriggerRunner(skilleval_gateway, skilleval_sandbox, t3.settings, trigger_context(pytestconfig).settings,
-                         pytestconfig.stash.get(REGISTRY, None) or default_registry(), hidden=tuple(hidden_dirs(t3.agents.all())))
+                         parser_registry(pytestconfig), hidden=tuple(hidden_dirs(t3.agents.all())))
 
 
 @pytest.fixture(scope="session")

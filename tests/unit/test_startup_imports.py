@@ -25,6 +25,12 @@ TRIAL_MACHINERY = (
     "pytest_skilleval.triggers.items", "pytest_skilleval.triggers.trial", "pytest_skilleval.triggers.probe",
     "pytest_skilleval.triggers.rivals",
 )
+#: Modules a Tier 1 run has no use for, each a measurable part of its start-up floor
+#: (``benchmarks/tier1_startup.py``): the transcript parsers and their registry (the report model
+#: reads only ``trajectory.model``, for selection records).
+NOT_TIER1 = ("pytest_skilleval.trajectory.builder", "pytest_skilleval.trajectory.registry", "pytest_skilleval.trajectory.parsers")
+#: The eval-file loader and its formats: only the ``evals`` check reads eval files (when it runs).
+EVAL_FORMATS = ("pytest_skilleval.tier3.cases", "pytest_skilleval.tier3.case_formats", "pytest_skilleval.tier3.case_formats.model")
 
 RUN = """
 import json, sys
@@ -53,6 +59,14 @@ def test_a_tier1_run_imports_no_trial_machinery(tmp_path: Path) -> None:
     loaded = loaded_modules(tmp_path, "-n", "0", "-m", "tier1")
     assert "pytest_skilleval.tier1.schema" in loaded  # the run did load the plugin and its checks
     assert sorted(loaded.intersection(TRIAL_MACHINERY)) == []
+    assert sorted(loaded.intersection(NOT_TIER1)) == []
+
+
+def test_only_the_evals_check_loads_eval_file_formats(tmp_path: Path) -> None:
+    """The report documents of a run without ``evals`` do not import the case loader (a Tier 3 card's digest line does, when written)."""
+    loaded = loaded_modules(tmp_path, "-n", "0", "-m", "tier1", "--skilleval-checks=version")
+    assert "pytest_skilleval.reports.session" in loaded  # the reports were written
+    assert sorted(loaded.intersection(EVAL_FORMATS)) == []
 
 
 def test_a_tier3_run_still_collects_trials(tmp_path: Path) -> None:
