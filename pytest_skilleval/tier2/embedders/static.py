@@ -12,6 +12,7 @@ import functools
 import hashlib
 import itertools
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,6 +24,12 @@ DEFAULT_DIR = Path(__file__).resolve().parent.parent / "models" / "minilm-static
 #: Tokens gathered per batch: ~4 MiB of float32 rows, which stay in cache for the sums. (At 65,536
 #: tokens every batch was a fresh 64 MiB array, and the gather cost more in page faults than in reads.)
 TOKENS_PER_BATCH = 4096
+#: Word breaks for the per-word token memory: characters the BERT normaliser and pre-tokenizer always
+#: treat as whitespace, so no token spans one and a text's ids are its words' ids joined. (Other
+#: Unicode spaces and control characters stay inside a "word" and go to the tokenizer in it.)
+WORD = re.compile(r"[^ \t\n\r]+")
+#: Distinct words remembered (~150 bytes each); past this the memory starts again.
+MAX_WORDS = 200_000
 
 
 class StaticEmbedder(Embedder):
@@ -45,19 +52,20 @@ class StaticEmbedder(Embedder):
         self.unk_id = self.tokenizer.token_to_id("[UNK]")
         self.dim = int(self.table.shape[1])
         self.model_id = f"static:{self.meta['id']}"
+        # Tokenizing was most of the static pass (the tokenizer runs ~400k tokens per CPU second), and
+        # a catalog's chunks share most of their words: each distinct word is tokenized once, and a
+        # text's ids are gathered from its words'. words[w] is w's row in starts/lengths; its ids
+        # (unknown tokens already dropped) are ids[starts[row]:starts[row] + lengths[row]].
+        self.words: dict[str, int] = {}
+        self.starts = np.zeros(0, dtype=np.int64)
+        self.lengths = np.zeros(0, dtype=np.int64)
+        self.ids = np.zeros(0, dtype=np.int64)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        encodings = self.tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)
-        # every text's ids in one flat array (no array per text: a 10,000-skill catalog has ~250k chunks)
-        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
-        flat = np.fromiter(itertools.chain.from_iterable(e.ids for e in encodings), dtype=np.int64, count=int(lengths.sum()))
-        if self.unk_id is not None:
-            known = flat != self.unk_id
-            lengths = np.bincount(np.repeat(np.arange(len(texts)), lengths)[known], minlength=len(texts))
-            flat = flat[known]
+        flat, lengths = self._token_ids(texts)
         ends = np.concatenate(([0], np.cumsum(lengths)))  # text k's tokens are flat[ends[k]:ends[k + 1]]
         start = 0
         while start < len(texts):  # as many whole texts as fit the token budget (at least one)
@@ -67,6 +75,43 @@ class StaticEmbedder(Embedder):
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)  # an empty text stays the zero vector
         return out
+
+    def _token_ids(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Every text's known token ids in one flat array (no array per text: a 10,000-skill catalog has
+        ~360k chunks), and each text's count: what the tokenizer gives for the whole text, word by word."""
+        per_text = [WORD.findall(t) for t in texts]
+        words = list(itertools.chain.from_iterable(per_text))
+        self._learn(words)
+        rows = np.fromiter(map(self.words.__getitem__, words), dtype=np.int64, count=len(words))
+        counts = self.lengths[rows]  # tokens of each word occurrence
+        token_ends = np.concatenate(([0], np.cumsum(counts)))
+        word_ends = np.concatenate(([0], np.cumsum(np.fromiter(map(len, per_text), dtype=np.int64, count=len(texts)))))
+        lengths = np.diff(token_ends[word_ends])
+        # position p of the flat array is token (p - first token of its word) of that word
+        flat = self.ids[np.repeat(self.starts[rows] - token_ends[:-1], counts) + np.arange(token_ends[-1])]
+        return flat, lengths
+
+    def _learn(self, words: Sequence[str]) -> None:
+        """Tokenize the words not seen yet (each once), keeping their known ids."""
+        new = [w for w in dict.fromkeys(words) if w not in self.words]
+        if not new:
+            return
+        if len(self.words) + len(new) > MAX_WORDS:  # start again; this call's words are all learnt below
+            new = list(dict.fromkeys(words))
+            self.words = {}
+            self.starts = self.lengths = self.ids = np.zeros(0, dtype=np.int64)
+        encodings = self.tokenizer.encode_batch_fast(new, add_special_tokens=False)
+        counts = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
+        ids = np.fromiter(itertools.chain.from_iterable(e.ids for e in encodings), dtype=np.int64, count=int(counts.sum()))
+        if self.unk_id is not None:  # [UNK] carries no meaning: it is not part of the mean
+            known = ids != self.unk_id
+            counts = np.bincount(np.repeat(np.arange(len(new)), counts)[known], minlength=len(new))
+            ids = ids[known]
+        first = len(self.words)
+        self.words.update(zip(new, range(first, first + len(new)), strict=True))
+        self.starts = np.concatenate((self.starts, len(self.ids) + np.concatenate(([0], np.cumsum(counts)[:-1]))))
+        self.lengths = np.concatenate((self.lengths, counts))
+        self.ids = np.concatenate((self.ids, ids))
 
     def _pool(self, flat: np.ndarray, lengths: np.ndarray, out: np.ndarray) -> None:
         keep = lengths > 0
