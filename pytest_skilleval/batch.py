@@ -37,8 +37,11 @@ from pytest_skilleval.skill import Skill
 
 #: How long a worker waits for another worker's share before scanning the skill itself.
 SHARE_WAIT_S = 900.0
-#: Skills handed to one scanner run: their texts are all in memory while it runs.
+#: Skills handed to one scanner run, unless the check says otherwise (``BatchedCheck.batch_skills``).
 MAX_BATCH_SKILLS = 200
+#: Bytes of skill files handed to one scanner run, whatever the check: their texts are all in memory
+#: (and staged) while it runs.
+MAX_BATCH_BYTES = 64 * 1024 * 1024
 #: Extra scans one batch may spend isolating the skills that broke it (about 2·log2 of its size
 #: per culprit); past it the remaining suspects keep the batch's failure.
 MAX_ISOLATION_SCANS = 32
@@ -56,6 +59,9 @@ class BatchedCheck(Check):
     libraries: ClassVar[tuple[tuple[str, str], ...]] = ()
     #: tool name -> arguments of a cheap real run in an empty folder (exit 0), for ``skilleval doctor``.
     probe_args: ClassVar[dict[str, tuple[str, ...]]] = {}
+    #: Skills per scanner run at most (``MAX_BATCH_BYTES`` bounds a run's bytes too). A scanner whose
+    #: start-up outweighs its memory per skill (gitleaks) raises it.
+    batch_skills: ClassVar[int] = MAX_BATCH_SKILLS
 
     @abc.abstractmethod
     def scan(self, skills: Sequence[Skill], ctx: CheckContext) -> dict[Path, CheckResult]:
@@ -219,24 +225,40 @@ class Batcher:
         return cached is not None
 
     def _scan(self, check: BatchedCheck, roots: Sequence[Path], ctx: CheckContext) -> None:
-        pending = [r for r in roots if (check.name, r) not in self._memo]
-        for start in range(0, len(pending), MAX_BATCH_SKILLS):
-            self._scan_chunk(check, pending[start:start + MAX_BATCH_SKILLS], ctx)
+        """Scan the skills of ``roots`` not answered yet, in batches of at most ``check.batch_skills``
+        skills and ``MAX_BATCH_BYTES`` bytes of files (a skill bigger than that alone is one batch)."""
+        group: list[Skill] = []
+        size = 0
+        for root in roots:
+            skill = self._needing_scan(check, root, ctx)
+            if skill is None:
+                continue
+            weight = sum(e.size for e in skill.files(include_eval_dirs=True))
+            if group and (len(group) >= check.batch_skills or size + weight > MAX_BATCH_BYTES):
+                self._scan_batch(check, group, ctx)
+                group, size = [], 0
+            group.append(skill)
+            size += weight
+        if group:
+            self._scan_batch(check, group, ctx)
 
-    def _scan_chunk(self, check: BatchedCheck, pending: Sequence[Path], ctx: CheckContext) -> None:
-        loaded: dict[Path, Skill] = {}
-        for root in pending:
-            try:
-                skill = loaded[root] = self.load_skill(root)
-                if not check.needs_scan(skill):  # answered without a tool, a fingerprint or a cache entry
-                    self._memo[(check.name, root)] = check._scan_now([skill], ctx)[root]
-            except Exception as exc:  # noqa: BLE001 - a skill that cannot even be loaded fails alone
-                self._memo[(check.name, root)] = CheckResult.error(
-                    check.name, f"skill could not be loaded: {type(exc).__name__}: {exc}", tier=check.tier)
-        todo = [r for r in pending if (check.name, r) not in self._memo and not self._from_cache(check, r, ctx)]
-        if not todo:
-            return
-        skills = [loaded[r] for r in todo]
+    def _needing_scan(self, check: BatchedCheck, root: Path, ctx: CheckContext) -> Skill | None:
+        """The skill when a scanner must see it; None when it is answered already or without one (no
+        scan needed, a cached result, or a skill that cannot even be loaded)."""
+        if (check.name, root) in self._memo:
+            return None
+        try:
+            skill = self.load_skill(root)
+            if not check.needs_scan(skill):  # answered without a tool, a fingerprint or a cache entry
+                self._memo[(check.name, root)] = check._scan_now([skill], ctx)[root]
+                return None
+        except Exception as exc:  # noqa: BLE001 - a skill that cannot even be loaded fails alone
+            self._memo[(check.name, root)] = CheckResult.error(
+                check.name, f"skill could not be loaded: {type(exc).__name__}: {exc}", tier=check.tier)
+            return None
+        return None if self._from_cache(check, root, ctx) else skill
+
+    def _scan_batch(self, check: BatchedCheck, skills: Sequence[Skill], ctx: CheckContext) -> None:
         self.scanned += len(skills)
         for root, result in check._scan_now(skills, ctx).items():
             self._memo[(check.name, root)] = result
