@@ -48,7 +48,7 @@ def _skills(tmp_path: Path, specs: list[tuple[str, str, str]]) -> list[Skill]:
 
 
 @pytest.mark.parametrize(("loader", "model_id"), [(embedders.load_minilm, "onnx:all-MiniLM-L6-v2-onnx-int8"),
-                                                  (embedders.load_minilm_dq8, "onnx:all-MiniLM-L6-v2-dq8")], ids=["reference", "dq8"])
+                                                  (embedders.load_minilm_dq8, "onnx:all-MiniLM-L6-v2-dq8-mha")], ids=["reference", "dq8"])
 def test_paraphrases_land_in_their_band_with_the_real_model(tmp_path: Path, loader, model_id: str) -> None:  # type: ignore[no-untyped-def]
     specs = [(*BASE, BODIES[0])] + [(n, d, BODIES[i + 1]) for i, (n, d, _) in enumerate(CASES)]
     skills = _skills(tmp_path, specs)
@@ -163,7 +163,7 @@ def test_read_only_cache_never_writes(tmp_path: Path) -> None:
 
 def test_the_default_pair_is_the_int8_minilm_for_descriptions_and_the_static_model_for_chunks() -> None:
     pair = embedders.select("default")
-    assert (pair.short.model_id, pair.chunks.model_id) == ("onnx:all-MiniLM-L6-v2-dq8", "static:minilm-static-256")
+    assert (pair.short.model_id, pair.chunks.model_id) == ("onnx:all-MiniLM-L6-v2-dq8-mha", "static:minilm-static-256")
     assert embedders.select("minilm").short.model_id == "onnx:all-MiniLM-L6-v2-onnx-int8"  # the float reference
 
 
@@ -178,6 +178,31 @@ def test_an_int8_minilm_vector_does_not_depend_on_the_other_texts_of_the_call() 
     model = embedders.load_minilm_dq8()
     texts = [d for _n, d, _b in CASES] + ["A much longer description of something else entirely. " * 10]
     assert np.array_equal(model.embed(texts), np.stack([model.embed([t])[0] for t in texts]))
+
+
+def test_int8_minilm_texts_run_in_parallel_with_the_vectors_of_one_thread() -> None:
+    """Each text runs on one thread, several texts at once: a vector must not depend on how many."""
+    from pytest_skilleval.tier2.embedders import onnx_minilm
+
+    texts = [d for _n, d, _b in CASES] + [BASE[1], "Tune a guitar", "", "A much longer description of something else. " * 12]
+    one, two = onnx_minilm.OnnxMiniLMEmbedder(1, build="dq8"), onnx_minilm.OnnxMiniLMEmbedder(2, build="dq8")
+    assert (one.workers, two.workers) == (1, 2)
+    assert np.array_equal(one.embed(texts), two.embed(texts))
+
+
+def test_the_shipped_int8_minilm_runs_fused_attention_and_gelu() -> None:
+    """Issue 12: the exported graph's ~20 nodes of attention per layer and its 5-node GELU are one node each
+    (built by models/build_minilm_dq8.py); the unfused graph spent ~30 % of its time between the products."""
+    from pytest_skilleval.tier2.embedders import onnx_minilm
+
+    graph = (onnx_minilm.DQ8_DIR / "model.onnx").read_bytes()
+
+    def nodes(op: bytes) -> int:  # a NodeProto's op_type is its field 4: tag 0x22, then the name's length
+        return graph.count(b"\x22" + bytes([len(op)]) + op)
+
+    assert nodes(b"MultiHeadAttention") == 6 and nodes(b"Gelu") == 6
+    assert nodes(b"Softmax") == nodes(b"IsNaN") == nodes(b"Erf") == 0
+    assert nodes(b"MatMulInteger") == 36  # the weight products stay int8
 
 
 def test_a_changed_int8_model_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
