@@ -7,9 +7,12 @@ matches of every skill), peak RSS. Then a second child process over the same cac
 (cache lookups + similarity) and its peak RSS. Each row ends with the load average (1 min) before
 and after its cold run: on a shared machine the wall time follows the load, the CPU time much less.
 
-Synthetic skills are built from corpus text with a fixed seed (see :func:`synthetic`). Run::
+Synthetic skills are built from corpus text with a fixed seed (see :func:`synthetic`). With
+``--baseline REV`` every catalog also runs on that commit's code (its own copy of this script, from
+``git archive``), alternating with this tree, and each pair of rows ends with the ratios. Run::
 
     .venv/bin/python benchmarks/tier2_scale.py [--corpus ../shared/corpus] [--sizes 2000,5000,10000] [--embedder default]
+                                               [--baseline REV] [--no-corpus]
 """
 
 from __future__ import annotations
@@ -95,12 +98,19 @@ def child(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_child(size: int, cache: Path, args: argparse.Namespace) -> dict[str, float]:
-    cmd = [sys.executable, __file__, "--one", str(size), "--cache", str(cache), "--corpus", str(args.corpus), "--embedder", args.embedder]
+def run_child(size: int, cache: Path, args: argparse.Namespace, script: Path = Path(__file__)) -> dict[str, float]:
+    cmd = [sys.executable, str(script), "--one", str(size), "--cache", str(cache), "--corpus", str(args.corpus), "--embedder", args.embedder]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"catalog {size} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def baseline_tree(rev: str, into: Path) -> Path:
+    """That commit's files (its package and this script) in ``into``; its children import from there."""
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", rev], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into / "benchmarks" / "tier2_scale.py"
 
 
 def main() -> int:
@@ -108,27 +118,41 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
     parser.add_argument("--sizes", default="2000,5000,10000", help="synthetic catalog sizes (the corpus always runs first)")
     parser.add_argument("--embedder", default="default", choices=("default", "static", "minilm"))
+    parser.add_argument("--baseline", default=None, help="a commit to run side by side with this tree (alternating)")
+    parser.add_argument("--no-corpus", action="store_true", help="synthetic catalogs only")
     parser.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)  # child mode: 0 = the corpus
     parser.add_argument("--cache", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.corpus = args.corpus.resolve()
     if args.one is not None:
         return child(args)
-    sizes = [0] + [int(s) for s in args.sizes.split(",") if s.strip()]
+    sizes = ([] if args.no_corpus else [0]) + [int(s) for s in args.sizes.split(",") if s.strip()]
     print(f"embedder={args.embedder}  (each row: cold cache in a fresh process, then a rerun on that cache; {os.cpu_count()} CPUs)")
-    print(f"{'catalog':>8} {'embed s':>8} {'embed CPU s':>11} {'similarity s':>12} {'peak MB':>8} | {'rerun s':>8} {'rerun sim s':>11} "
+    print(f"{'catalog':>10} {'embed s':>8} {'embed CPU s':>11} {'similarity s':>12} {'peak MB':>8} | {'rerun s':>8} {'rerun sim s':>11} "
           f"{'rerun MB':>8} {'embedded':>8} | load before/after")
     with tempfile.TemporaryDirectory(prefix="tier2-bench-") as tmp:
+        trees = [("", Path(__file__))]
+        if args.baseline:
+            (Path(tmp) / "baseline").mkdir()
+            trees = [("base ", baseline_tree(args.baseline, Path(tmp) / "baseline")), ("this ", Path(__file__))]
         for size in sizes:
-            cache = Path(tmp) / f"cache-{size}"
-            load_before = os.getloadavg()[0]
-            cold = run_child(size, cache, args)
-            load_after = os.getloadavg()[0]
-            warm = run_child(size, cache, args)
-            label = f"{int(cold['skills'])}" + ("*" if size == 0 else "")
-            print(f"{label:>8} {cold['embed_s']:>8.1f} {cold['embed_cpu_s']:>11.1f} {cold['similarity_s']:>12.2f} {cold['peak_rss_mb']:>8.0f} | "
-                  f"{warm['total_s']:>8.2f} {warm['similarity_s']:>11.2f} {warm['peak_rss_mb']:>8.0f} {int(warm['texts_embedded']):>8} | "
-                  f"{load_before:.1f}/{load_after:.1f}", flush=True)
+            rows = []
+            for tag, script in trees:  # alternating: the same load for both, as far as one can tell
+                cache = Path(tmp) / f"cache-{tag.strip() or 'this'}-{size}"
+                load_before = os.getloadavg()[0]
+                cold = run_child(size, cache, args, script)
+                load_after = os.getloadavg()[0]
+                warm = run_child(size, cache, args, script)
+                rows.append(cold)
+                label = tag + f"{int(cold['skills'])}" + ("*" if size == 0 else "")
+                print(f"{label:>10} {cold['embed_s']:>8.1f} {cold['embed_cpu_s']:>11.1f} {cold['similarity_s']:>12.2f} {cold['peak_rss_mb']:>8.0f} | "
+                      f"{warm['total_s']:>8.2f} {warm['similarity_s']:>11.2f} {warm['peak_rss_mb']:>8.0f} {int(warm['texts_embedded']):>8} | "
+                      f"{load_before:.1f}/{load_after:.1f}", flush=True)
+            if len(rows) == 2:
+                base, this = rows
+                wall, cpu = base["embed_s"] / this["embed_s"], base["embed_cpu_s"] / this["embed_cpu_s"]
+                print(f"{'ratio':>10} embed wall {wall:.2f}x, embed CPU {cpu:.2f}x (base / this); "
+                      f"pairs >= 0.90: {int(base['pairs_ge_0.90'])} / {int(this['pairs_ge_0.90'])}", flush=True)
     print("* the real corpus; the others are synthetic catalogs built from its text")
     return 0
 
