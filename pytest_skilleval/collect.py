@@ -25,7 +25,7 @@ from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.results import CheckResult, Status, encodable
 from pytest_skilleval.roots import find_skills, is_skill_dir
 
-__all__ = ["CheckItem", "SkillDirectory", "SkillPathway", "SkillTree", "is_skill_dir"]
+__all__ = ["ROOT_HOOKS", "CheckItem", "RootHooks", "SkillDirectory", "SkillPathway", "SkillTree", "is_skill_dir"]
 
 RESULT_PROPERTY = "skilleval.result"
 
@@ -47,7 +47,30 @@ class _OutsideSkillHooks:
 
     @property
     def ihook(self):  # type: ignore[no-untyped-def]
-        return self.session.gethookproxy(self.config.rootpath)
+        hooks = self.config.stash.get(ROOT_HOOKS, None)
+        return hooks.relay(self.session) if hooks is not None else self.session.gethookproxy(self.config.rootpath)
+
+
+class RootHooks:
+    """The rootdir's hooks (``session.gethookproxy(rootpath)``) for every node of a skill tree, kept until
+    the next plugin, a conftest say, is registered: pytest's lookup stats the path and compares the loaded
+    conftests on every call (and, when one does not apply, makes a new proxy whose hook callers are made
+    again on each use), and an item asks for its hooks about a dozen times."""
+
+    def __init__(self) -> None:
+        self._relay: Any = None
+
+    def relay(self, session: pytest.Session) -> Any:
+        if self._relay is None:
+            self._relay = session.gethookproxy(session.config.rootpath)
+        return self._relay
+
+    def pytest_plugin_registered(self) -> None:
+        self._relay = None
+
+
+#: The run's :class:`RootHooks` (registered as a plugin by ``plugin.py``, so that it sees registrations).
+ROOT_HOOKS = pytest.StashKey[RootHooks]()
 
 
 class SkillTree(_OutsideSkillHooks, pytest.File):
@@ -106,13 +129,24 @@ class SkillDirectory(_OutsideSkillHooks, pytest.File):
             yield from contributed or ()
 
 
+#: Per tier, the marks of its collector, made once a run (by name each was a lookup in pytest's registered markers, twice a skill).
+TIER_MARKS = pytest.StashKey[dict[int, tuple[pytest.MarkDecorator, ...]]]()
+
+
+def _tier_marks(config: pytest.Config, tier: int) -> tuple[pytest.MarkDecorator, ...]:
+    made = config.stash.setdefault(TIER_MARKS, {})
+    if tier not in made:
+        made[tier] = (pytest.mark.skilleval, getattr(pytest.mark, f"tier{tier}"))
+    return made[tier]
+
+
 class TierCollector(_OutsideSkillHooks, pytest.Collector):
     def __init__(self, *, tier: int, checks: list[Check], **kw: Any) -> None:
         super().__init__(**kw)
         self.tier = tier
         self.checks = checks
-        self.add_marker("skilleval")
-        self.add_marker(f"tier{tier}")
+        for mark in _tier_marks(self.config, tier):
+            self.add_marker(mark)
 
     @property
     def skill_root(self) -> Path:

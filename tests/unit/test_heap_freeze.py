@@ -1,0 +1,104 @@
+"""A run's long-lived objects leave the garbage collector's full passes, and come back at its end (heap.py).
+
+Real pytest runs in a fresh interpreter; a probe plugin reads ``gc.get_freeze_count()`` while items run.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+RUN = """
+import gc, json, sys
+import pytest
+
+seen = []
+
+class Probe:
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_configure(self, config):
+        seen.append(("configure", gc.get_freeze_count()))
+
+    def pytest_runtest_setup(self, item):
+        seen.append(("item", gc.get_freeze_count()))
+
+code = pytest.main(sys.argv[1:], plugins=[Probe()])
+seen.append(("after", gc.get_freeze_count()))
+print("SEEN " + json.dumps(seen))
+raise SystemExit(code)
+"""
+
+
+def skills(tmp_path: Path) -> Path:
+    for name in ("alpha", "beta"):
+        skill = tmp_path / "skills" / name
+        skill.mkdir(parents=True)
+        (skill / "SKILL.md").write_text(f"---\nname: {name}\ndescription: Does {name}. Use when {name} is asked for.\n---\n\n# {name}\n",
+                                        encoding="utf-8")
+    return tmp_path / "skills"
+
+
+def run(tmp_path: Path, *args: str) -> tuple[list[tuple[str, int]], str]:
+    proc = subprocess.run([sys.executable, "-c", RUN, "-q", "-p", "no:cacheprovider", "-o", "addopts=", f"--rootdir={tmp_path}",
+                           "--skilleval-report-dir=", "--skilleval-cache-dir=", "-n", "0", "--skilleval-checks=version", *args],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("SEEN ")), None)
+    assert line is not None and proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return [tuple(x) for x in json.loads(line.removeprefix("SEEN "))], proc.stdout
+
+
+def test_a_catalog_run_freezes_imports_and_the_collected_tree_then_thaws(tmp_path: Path) -> None:
+    seen, _ = run(tmp_path, f"--skills={skills(tmp_path)}")
+    at_configure = dict(seen)["configure"]
+    during = [n for what, n in seen if what == "item"]
+    assert at_configure == 0 and len(during) == 2
+    assert min(during) > 10_000  # the imports and the tree (frozen objects freed since leave the count)
+    assert dict(seen)["after"] == 0  # nothing stays frozen after the run
+
+
+def test_the_users_tests_keep_the_collector_as_it_was(tmp_path: Path) -> None:
+    """A cycle made when the user's test module is imported is collected by gc.collect() in the test."""
+    (tmp_path / "test_mine.py").write_text('''
+import gc, weakref
+
+class Node:
+    pass
+
+a, b = Node(), Node()
+a.other, b.other = b, a
+ref = weakref.ref(a)
+
+def test_cycle_is_collected():
+    global a, b
+    del a, b
+    gc.collect()
+    assert ref() is None
+''', encoding="utf-8")
+    seen, out = run(tmp_path, f"--skills={skills(tmp_path)}", str(tmp_path / "test_mine.py"))
+    assert "3 passed" in out
+
+
+def test_a_run_inside_a_run_freezes_nothing(pytester: pytest.Pytester) -> None:
+    import gc
+
+    before = gc.get_freeze_count()
+    skills(pytester.path)
+    pytester.makeconftest("""
+import gc, pathlib
+
+def pytest_runtest_setup(item):
+    with open(pathlib.Path(__file__).parent / "counts.txt", "a") as fh:
+        fh.write(f"{gc.get_freeze_count()}\\n")
+""")
+    result = pytester.runpytest_inprocess("--skills=skills", "-p", "no:cacheprovider", "--skilleval-report-dir=", "--skilleval-cache-dir=",
+                                          "--skilleval-checks=version")
+    result.assert_outcomes(passed=2)
+    during = [int(x) for x in (pytester.path / "counts.txt").read_text().split()]
+    assert len(during) == 2 and max(during) <= before  # the outer run's freeze only (what it froze may have been freed)
+    assert gc.get_freeze_count() <= before
