@@ -14,9 +14,9 @@ then parses with markdown-it-py, so an unusual document costs time, never a diff
 
 from __future__ import annotations
 
-import bisect
 import functools
 import re
+from bisect import bisect_right
 from typing import Any
 
 from markdown_it.token import Token
@@ -25,6 +25,20 @@ try:
     import markdown_it_pyrs
 except ImportError:  # no wheel for this platform: markdown-it-py does all the parsing
     markdown_it_pyrs = None
+
+
+_new_token = Token.__new__
+
+
+def _token(type_: str, tag: str, nesting: int, map: list[int] | None = None, content: str = "",
+           children: list[Token] | None = None, attrs: dict[str, Any] | None = None, info: str = "", markup: str = "",
+           hidden: bool = False) -> Token:
+    """``Token(...)`` without the dataclass's keyword handling and ``__post_init__``: a corpus is a
+    million tokens, and this is a third of their cost. Every field is set, as ``Token.__init__`` sets it."""
+    t = _new_token(Token)
+    t.type, t.tag, t.nesting, t.attrs, t.map, t.level = type_, tag, nesting, {} if attrs is None else attrs, map, 0  # type: ignore[assignment]
+    t.children, t.content, t.markup, t.info, t.meta, t.block, t.hidden = children, content, markup, info, {}, False, hidden
+    return t
 
 
 class Unsupported(Exception):
@@ -58,6 +72,7 @@ _CONTAINERS = {"bullet_list": "ul", "ordered_list": "ol", "list_item": "li", "bl
 #: A line that may start a block (a list item of any number, a quote, a heading, a fence, HTML, an
 #: indented line): markdown-it-py ends a table there, markdown-it.rs may read it as one more row.
 _BLOCK_START = re.compile(r"[ \t]*(?:\d{1,9}[.)](?:[ \t]|$)|[-+*](?:[ \t]|$)|>|#|```|~~~|<)|[ ]{4}|\t")
+_NEWLINE = re.compile(b"\n")
 _INLINE = frozenset({"text", "text_special", "softbreak", "hardbreak", "code_inline", "html_inline", "em", "strong",
                      "link", "autolink", "image"})
 
@@ -65,20 +80,18 @@ _INLINE = frozenset({"text", "text_special", "softbreak", "hardbreak", "code_inl
 class _Walk:
     def __init__(self, text: str) -> None:
         self.raw = text.encode("utf-8")
-        self.starts = [0]
-        pos = self.raw.find(b"\n")
-        while pos != -1:
-            self.starts.append(pos + 1)
-            pos = self.raw.find(b"\n", pos + 1)
+        # byte offset of each line's start: one C-level pass (re.finditer) instead of a find() loop
+        self.starts = [0, *(m.end() for m in _NEWLINE.finditer(self.raw))]
         self.out: list[Token] = []
 
     def line(self, offset: int) -> int:
         """0-based line holding byte ``offset``."""
-        return bisect.bisect_right(self.starts, offset) - 1
+        return bisect_right(self.starts, offset) - 1
 
     def span(self, node: Any) -> list[int]:
         start, end = node.srcmap
-        return [self.line(start), self.line(max(end - 1, start)) + 1]
+        starts = self.starts
+        return [bisect_right(starts, start) - 1, bisect_right(starts, max(end - 1, start))]
 
     def ascii_destination(self, node: Any) -> None:
         """markdown-it-py writes a non-ASCII host in punycode, markdown-it.rs percent-encodes it."""
@@ -91,148 +104,154 @@ class _Walk:
 
     def document(self, root: Any) -> list[Token]:
         for child in root.children:
-            self.block(child)
+            self.block(child, child.name)
         return self.out
 
-    def block(self, node: Any) -> None:
-        name = node.name
+    def block(self, node: Any, name: str) -> None:
+        out = self.out
         if name == "paragraph":
             where = self.span(node)
-            self.out.append(Token("paragraph_open", "p", 1, map=where))
-            self.out.append(self.inline(node, where))
-            self.out.append(Token("paragraph_close", "p", -1))
-        elif name in ("heading", "lheading"):
+            out.append(_token("paragraph_open", "p", 1, where))
+            out.append(self.inline_of(node.children, where))
+            out.append(_token("paragraph_close", "p", -1))
+        elif name in _CONTAINERS:
+            tag = _CONTAINERS[name]
+            out.append(_token(f"{name}_open", tag, 1, self.span(node)))
+            run: list[Any] = []  # a tight list item holds its paragraph's inline nodes directly
+            for child in node.children:
+                child_name = child.name
+                if child_name in _INLINE:
+                    run.append(child)
+                    continue
+                if run:
+                    self.hidden_paragraph(run)
+                    run = []
+                self.block(child, child_name)
+            if run:
+                self.hidden_paragraph(run)
+            out.append(_token(f"{name}_close", tag, -1))
+        elif name == "heading" or name == "lheading":
             tag = f"h{node.meta['level']}"
             where = self.span(node)
-            self.out.append(Token("heading_open", tag, 1, map=where))
-            self.out.append(self.inline(node, where))
-            self.out.append(Token("heading_close", tag, -1))
-        elif name in ("fence", "code_block"):
-            info = node.meta.get("info", "") if name == "fence" else ""
-            content = node.meta["content"]
+            out.append(_token("heading_open", tag, 1, where))
+            out.append(self.inline_of(node.children, where))
+            out.append(_token("heading_close", tag, -1))
+        elif name == "fence" or name == "code_block":
+            meta = node.meta
+            info = meta.get("info", "") if name == "fence" else ""
+            content = meta["content"]
             where = self.span(node)
             if name == "fence":  # an unclosed fence's blank last lines are content, past the node's span
                 where[1] = max(where[1], where[0] + 1 + content.count("\n"))
-            self.out.append(Token(name, "code", 0, map=where, content=content, info=info))
+            out.append(_token(name, "code", 0, where, content, info=info))
         elif name == "html_block":
-            self.out.append(Token("html_block", "", 0, map=self.span(node), content=node.meta["content"]))
+            out.append(_token("html_block", "", 0, self.span(node), node.meta["content"]))
         elif name == "hr":
-            self.out.append(Token("hr", "hr", 0, map=self.span(node)))
+            out.append(_token("hr", "hr", 0, self.span(node)))
         elif name == "definition":
             return  # link reference definitions leave no token in markdown-it-py either
         elif name == "table":
             where = self.span(node)
-            self.out.append(Token("table_open", "table", 1, map=where))
+            out.append(_token("table_open", "table", 1, where))
+            alignments = node.meta.get("alignments") or []
             for part in node.children:
-                self.table_part(part, node.meta.get("alignments") or [])
-            self.out.append(Token("table_close", "table", -1))
-        elif name in _CONTAINERS:
-            tag = _CONTAINERS[name]
-            self.out.append(Token(f"{name}_open", tag, 1, map=self.span(node)))
-            run: list[Any] = []  # a tight list item holds its paragraph's inline nodes directly
-            for child in node.children:
-                if child.name in _INLINE:
-                    run.append(child)
-                    continue
-                self.hidden_paragraph(run)
-                run = []
-                self.block(child)
-            self.hidden_paragraph(run)
-            self.out.append(Token(f"{name}_close", tag, -1))
+                self.table_part(part, alignments)
+            out.append(_token("table_close", "table", -1))
         else:
             raise Unsupported(name)
 
     def hidden_paragraph(self, nodes: list[Any]) -> None:
         """The paragraph of a tight list item, which markdown-it-py keeps as a hidden paragraph."""
-        if not nodes:
-            return
         start, end = nodes[0].srcmap[0], nodes[-1].srcmap[1]
         where = [self.line(start), self.line(max(end - 1, start)) + 1]
-        self.out.append(Token("paragraph_open", "p", 1, map=where, hidden=True))
-        self.out.append(self.inline_of(nodes, where))
-        self.out.append(Token("paragraph_close", "p", -1, hidden=True))
+        self.out.append(_token("paragraph_open", "p", 1, where, hidden=True))
+        self.out.append(self.inline_of(nodes, where, start, end))
+        self.out.append(_token("paragraph_close", "p", -1, hidden=True))
 
     def table_part(self, part: Any, alignments: list[str]) -> None:
-        if part.name not in ("thead", "tbody"):
-            raise Unsupported(part.name)
-        self.out.append(Token(f"{part.name}_open", part.name, 1, map=self.span(part)))
-        cell = "th" if part.name == "thead" else "td"
+        part_name = part.name
+        if part_name not in ("thead", "tbody"):
+            raise Unsupported(part_name)
+        out = self.out
+        out.append(_token(f"{part_name}_open", part_name, 1, self.span(part)))
+        cell = "th" if part_name == "thead" else "td"
+        cell_open, cell_close = f"{cell}_open", f"{cell}_close"
         for row in part.children:
             if row.name != "trow":
                 raise Unsupported(row.name)
             where = self.span(row)
             if _BLOCK_START.match(self.source(self.starts[where[0]], row.srcmap[1])):
                 raise Unsupported("a row that markdown-it-py reads as the start of another block")
-            self.out.append(Token("tr_open", "tr", 1, map=where))
+            out.append(_token("tr_open", "tr", 1, where))
             for n, td in enumerate(row.children):
                 if td.name != "tcell":
                     raise Unsupported(td.name)
                 align = alignments[n] if n < len(alignments) else "none"
                 attrs = {"style": f"text-align:{align}"} if align not in ("none", "") else {}
-                self.out.append(Token(f"{cell}_open", cell, 1, map=where, attrs=attrs))
-                self.out.append(self.inline(td, where))
-                self.out.append(Token(f"{cell}_close", cell, -1))
-            self.out.append(Token("tr_close", "tr", -1))
-        self.out.append(Token(f"{part.name}_close", part.name, -1))
+                out.append(_token(cell_open, cell, 1, where, attrs=attrs))
+                out.append(self.inline_of(td.children, where))
+                out.append(_token(cell_close, cell, -1))
+            out.append(_token("tr_close", "tr", -1))
+        out.append(_token(f"{part_name}_close", part_name, -1))
 
-    def inline(self, node: Any, where: list[int]) -> Token:
-        return self.inline_of(node.children, where)
-
-    def inline_of(self, kids: list[Any], where: list[int]) -> Token:
-        content = self.source(kids[0].srcmap[0], kids[-1].srcmap[1]).strip() if kids else ""
+    def inline_of(self, kids: list[Any], where: list[int], start: int = -1, end: int = -1) -> Token:
+        """The ``inline`` token of ``kids``; ``start``/``end``: their byte span when the caller has it."""
+        if kids:
+            if start < 0:
+                start, end = kids[0].srcmap[0], kids[-1].srcmap[1]
+            content = self.raw[start:end].decode("utf-8").strip()
+        else:
+            content = ""
         children: list[Token] = []
         self.inlines(kids, children)
-        return Token("inline", "", 0, map=list(where), content=content, children=_join_text(children))
+        return _token("inline", "", 0, list(where), content, children)
 
     def inlines(self, nodes: list[Any], out: list[Token]) -> None:
+        """Append the tokens of ``nodes`` to ``out``; adjacent text becomes one token as it is appended,
+        like markdown-it-py's ``text_join`` rule."""
         for node in nodes:
             name = node.name
-            if name in ("text", "text_special"):
-                out.append(Token("text", "", 0, content=node.meta["content"]))
-            elif name in ("softbreak", "hardbreak"):
-                out.append(Token(name, "br", 0))
+            if name == "text" or name == "text_special":
+                text = node.meta["content"]
+                if out and out[-1].type == "text":
+                    out[-1].content += text
+                else:
+                    out.append(_token("text", "", 0, content=text))
             elif name == "code_inline":
-                out.append(Token("code_inline", "code", 0, content="".join(c.meta.get("content", "") for c in node.children)))
+                out.append(_token("code_inline", "code", 0, content="".join([c.meta.get("content", "") for c in node.children])))
+            elif name == "softbreak" or name == "hardbreak":
+                out.append(_token(name, "br", 0))
             elif name == "html_inline":
-                out.append(Token("html_inline", "", 0, content=node.meta["content"]))
-            elif name in ("em", "strong"):
-                tag = name
-                out.append(Token(f"{name}_open", tag, 1))
+                out.append(_token("html_inline", "", 0, content=node.meta["content"]))
+            elif name == "em" or name == "strong":
+                out.append(_token(f"{name}_open", name, 1))
                 self.inlines(node.children, out)
-                out.append(Token(f"{name}_close", tag, -1))
+                out.append(_token(f"{name}_close", name, -1))
             elif name == "link":
                 self.ascii_destination(node)
-                attrs = {"href": node.meta["url"]}
-                if node.meta.get("title") is not None:
-                    attrs["title"] = node.meta["title"]
-                out.append(Token("link_open", "a", 1, attrs=attrs))
+                meta = node.meta
+                attrs = {"href": meta["url"]}
+                if meta.get("title") is not None:
+                    attrs["title"] = meta["title"]
+                out.append(_token("link_open", "a", 1, attrs=attrs))
                 self.inlines(node.children, out)
-                out.append(Token("link_close", "a", -1))
+                out.append(_token("link_close", "a", -1))
             elif name == "autolink":
                 self.ascii_destination(node)
-                out.append(Token("link_open", "a", 1, attrs={"href": node.meta["url"]}, markup="autolink", info="auto"))
+                out.append(_token("link_open", "a", 1, attrs={"href": node.meta["url"]}, markup="autolink", info="auto"))
                 self.inlines(node.children, out)
-                out.append(Token("link_close", "a", -1, markup="autolink", info="auto"))
+                out.append(_token("link_close", "a", -1, markup="autolink", info="auto"))
             elif name == "image":
                 self.ascii_destination(node)
+                kids = node.children
                 alt: list[Token] = []
-                self.inlines(node.children, alt)
-                attrs = {"src": node.meta["url"], "alt": ""}
-                if node.meta.get("title") is not None:
-                    attrs["title"] = node.meta["title"]
-                kids = node.children  # markdown-it-py keeps the label's source as the image's content
+                self.inlines(kids, alt)
+                meta = node.meta
+                attrs = {"src": meta["url"], "alt": ""}
+                if meta.get("title") is not None:
+                    attrs["title"] = meta["title"]
+                # markdown-it-py keeps the label's source as the image's content
                 label = self.source(kids[0].srcmap[0], kids[-1].srcmap[1]) if kids else ""
-                out.append(Token("image", "img", 0, attrs=attrs, content=label, children=_join_text(alt)))
+                out.append(_token("image", "img", 0, attrs=attrs, content=label, children=alt))
             else:
                 raise Unsupported(name)
-
-
-def _join_text(tokens: list[Token]) -> list[Token]:
-    """Adjacent text tokens as one, like markdown-it-py's ``text_join`` rule."""
-    out: list[Token] = []
-    for t in tokens:
-        if t.type == "text" and out and out[-1].type == "text":
-            out[-1].content += t.content
-        else:
-            out.append(t)
-    return out

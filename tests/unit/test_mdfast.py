@@ -150,3 +150,23 @@ def test_every_markdown_file_and_skill_body_of_the_corpus_reads_the_same() -> No
     assert files > 1500
     assert differ == []
     assert declined < files // 20  # the fast path is the rule, not the exception
+
+
+def test_a_fast_token_is_a_whole_token() -> None:
+    # mdfast builds its million tokens without Token's dataclass __init__; each must still have every
+    # field, with Token's defaults (a field added to Token would be left unset and fail here)
+    for fast, slow in ((mdfast._token("text", "", 0), Token("text", "", 0)),
+                       (mdfast._token("td_open", "td", 1, [3, 4], attrs={"style": "text-align:left"}),
+                        Token("td_open", "td", 1, map=[3, 4], attrs={"style": "text-align:left"})),
+                       (mdfast._token("inline", "", 0, [1, 2], "a b", []), Token("inline", "", 0, map=[1, 2], content="a b", children=[])),
+                       (mdfast._token("paragraph_open", "p", 1, [0, 1], hidden=True), Token("paragraph_open", "p", 1, map=[0, 1], hidden=True))):
+        assert type(fast) is Token and fast == slow
+    first, second = mdfast._token("text", "", 0), mdfast._token("text", "", 0)
+    assert first.attrs is not second.attrs and first.meta is not second.meta  # no dict shared between tokens
+
+
+def test_adjacent_text_is_one_token() -> None:
+    tokens = mdfast.parse("a &amp; b\\*c *d* e\n")
+    assert tokens is not None
+    assert [(c.type, c.content) for c in tokens[1].children or []] == [
+        ("text", "a & b*c "), ("em_open", ""), ("text", "d"), ("em_close", ""), ("text", " e")]
