@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -76,6 +76,19 @@ class _Plan:
 
     def count(self, index: int, language: str) -> int:
         return sum(1 for i, _, _ in self.scripts[language] if i == index)
+
+
+def _scripts(skill: Skill) -> Iterator[tuple[str, str, str]]:
+    """(language, rel, text) of each script of the skill that ruff or shellcheck reads."""
+    for entry in skill.files():
+        if entry.nlink > 1 or entry.size > skill.limits.max_file_bytes:
+            continue
+        if entry.suffix not in SUFFIXES and entry.suffix:
+            continue  # only extensionless files are sniffed: never read a data file for a shebang
+        text = skill.text(entry.rel)
+        language = script_language(entry.rel, text) if text is not None else None
+        if text is not None and language is not None:
+            yield language, entry.rel, text
 
 
 def _chunks(paths: list[str]) -> list[list[str]]:
@@ -156,18 +169,14 @@ class LintCheck(BatchedCheck):
         "shellcheck": ("--format", "json1", "--norc", "--shell", "sh", "/dev/null")}
     cache_version = "1"
 
+    def needs_scan(self, skill: Skill) -> bool:
+        return next(_scripts(skill), None) is not None
+
     def scan(self, skills: Sequence[Skill], ctx: CheckContext) -> dict[Path, CheckResult]:
         plan = _Plan({PYTHON: [], SHELL: []})
         for i, skill in enumerate(skills):
-            for entry in skill.files():
-                if entry.nlink > 1 or entry.size > skill.limits.max_file_bytes:
-                    continue
-                if entry.suffix not in SUFFIXES and entry.suffix:
-                    continue  # only extensionless files are sniffed: never read a data file for a shebang
-                text = skill.text(entry.rel)
-                language = script_language(entry.rel, text) if text is not None else None
-                if text is not None and language is not None:
-                    plan.scripts[language].append((i, entry.rel, text))
+            for language, rel, text in _scripts(skill):
+                plan.scripts[language].append((i, rel, text))
         found: list[list[Finding]] = [[] for _ in skills]
         failed: dict[int, list[str]] = {}
         versions: dict[str, str] = {}

@@ -142,6 +142,21 @@ def test_one_process_per_tool_for_a_batch(tmp_path: Path, make_skill: Callable[.
     assert ["lint.shellcheck.SC2086" in rules(r) for r in results] == [False, False, True, False, False]
 
 
+def test_a_script_less_skill_is_answered_without_a_batch(make_skill: Callable[..., Skill]) -> None:
+    # a catalog of Markdown-only skills must not load every skill of a batch a second time for nothing
+    skills = [make_skill({"SKILL.md": manifest(f"skill-{n}"), **({"scripts/run.py": BAD_PY} if n == 1 else {}),
+                          "references/guide.md": "```bash\necho $1\n```\n"}, name=f"skill-{n}") for n in range(4)]
+    by_root = {s.root: s for s in skills}
+    batcher = batch.Batcher(load_skill=by_root.__getitem__, cache=None, coord_dir=None)
+    check = LintCheck()
+    batcher.set_targets(check.name, list(by_root))
+    ctx = CheckContext(settings=make_settings(), batcher=batcher)
+    results = [check.run(s, ctx) for s in skills]
+    assert batcher.scanned == 1  # only the skill with a script was handed to a scanner
+    assert ["lint.ruff.F821" in rules(r) for r in results] == [False, True, False, False]
+    assert [r.metrics for r in results] == [{"python_scripts": n == 1, "shell_scripts": 0} for n in range(4)]
+
+
 def test_a_run_without_ruff_reports_lint_incomplete_naming_the_tool(pytester: pytest.Pytester,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     (pytester.path / "skills" / "demo-skill" / "scripts").mkdir(parents=True)
