@@ -142,6 +142,8 @@ class CheckResult(BaseModel):
     def encodable(self) -> CheckResult:
         """This result with every lone surrogate escaped (see :func:`encodable`); itself when there is none."""
         data = self.model_dump(mode="python")
+        if not _may_hold_surrogates(data) and not _holds_tuple(data["metrics"]):
+            return self  # what the walk below concludes, without it: nothing to escape, no tuple to come back as a list
         clean = encodable_data(data)
         return self if clean == data else CheckResult.model_validate(clean)
 
@@ -167,6 +169,32 @@ def encodable(text: str) -> str:
 
 def has_surrogates(text: str) -> bool:
     return _SURROGATE.search(text) is not None
+
+
+def _may_hold_surrogates(data: Any) -> bool:
+    """False only when no string in ``data`` (keys included) holds a surrogate: JSON text without ASCII
+    escaping keeps every string's code points, and one C-speed dump and search is what every result pays
+    instead of :func:`encodable_data`'s walk. Data JSON cannot write (tuple keys, cycles) may hold some."""
+    try:
+        text = json.dumps(data, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        return True
+    return has_surrogates(text)
+
+
+def _holds_tuple(value: Any) -> bool:
+    """Whether JSON-like data holds a tuple (:func:`encodable_data` returns it as a list). Only ``metrics``
+    of a result can: its other fields are typed."""
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, tuple):
+            return True
+        if isinstance(v, dict):
+            todo.extend(v.values())
+        elif isinstance(v, list):
+            todo.extend(v)
+    return False
 
 
 def encodable_data(value: Any) -> Any:
