@@ -8,6 +8,7 @@ eval prompt reaches a model just as well. Rule data lives in ``rules/unicode.yam
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import unicodedata
@@ -32,6 +33,7 @@ _URL_HOST = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(?:[^\s/?#@]*@)?([^\s/?#:<>\"
 # A bare dotted name: labels of letters/digits/hyphens ending in an alphabetic TLD.
 _BARE_HOST = re.compile(r"(?<![\w.-])((?:[^\W_](?:[\w-]*[^\W_])?\.)+[^\W\d_]{2,})(?![\w-])")
 _WORD = re.compile(r"[^\W\d_]+")
+_NEWLINE = re.compile("\n")
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,13 @@ class _Rules:
     has_confusable: re.Pattern[str]
     thresholds: dict[str, int]
     homoglyph: dict[str, Any]
+    #: No invisible or confusable character is ASCII, so an ASCII text holds none: one C-level test of
+    #: the text (most of a catalog) instead of two regex passes over it.
+    ascii_free: bool = False
+
+    def clean(self, text: str) -> bool:
+        """True when neither :attr:`invisible` nor :attr:`has_confusable` can match anywhere in ``text``."""
+        return (self.ascii_free and text.isascii()) or not (self.invisible.search(text) or self.has_confusable.search(text))
 
 
 def _span(pair: list[str]) -> tuple[int, int]:
@@ -84,6 +93,7 @@ def rules() -> _Rules:
         has_confusable=re.compile(f"[{re.escape(''.join(confusable))}]"),
         thresholds=data["thresholds"],
         homoglyph=data["homoglyph"],
+        ascii_free=min(by_cp, default=128) >= 128 and all(ord(c) >= 128 for c in confusable),
     )
 
 
@@ -301,15 +311,30 @@ class _FileScan:
                  fix, _visible(text))
 
 
+def _lines_touched(text: str, patterns: tuple[re.Pattern[str], ...]) -> list[int]:
+    """Line numbers (1-based, ascending) that some match of ``patterns`` in the whole text touches."""
+    ends = [m.start() for m in _NEWLINE.finditer(text)]
+    found: set[int] = set()
+    for pattern in patterns:
+        for m in pattern.finditer(text):
+            found.update(range(bisect.bisect_left(ends, m.start()) + 1, bisect.bisect_left(ends, max(m.end() - 1, m.start())) + 2))
+    return sorted(found)
+
+
 def scan_text(rel: str, text: str, zones: Zones | None = None) -> tuple[list[Finding], Counter[str]]:
     """Findings of one file's text, and counts of legitimate invisible characters seen. ``zones``
     says where a single invisible character is HIGH (see :class:`Zones`)."""
     r = rules()
     scan = _FileScan(rel, zones)
     seen: set[tuple[str, str]] = set()
+    if r.clean(text):
+        return scan.findings, scan.legit  # nothing a line below could match: one test, not two per line
     # Split on LF only, as editors number lines; str.splitlines would also break on U+2028 etc.
-    for number, line in enumerate(text.split("\n"), start=1):
-        line = line.removesuffix("\r")
+    lines = text.split("\n")
+    # Only the lines holding a character of either class can match below: found with one pass of each
+    # class over the text (a file with one emoji is otherwise two searches for every line).
+    for number in _lines_touched(text, (r.invisible, r.has_confusable)):
+        line = lines[number - 1].removesuffix("\r")
         if r.invisible.search(line):
             scan.invisibles(number, line, file_start=number == 1)
         if r.has_confusable.search(line):
@@ -327,8 +352,13 @@ class UnicodeCheck(Check):
         files = 0
         for rel, text in skill.text_files(include_eval_dirs=True):
             files += 1
+            r = rules()
+            plain = r.ascii_free and text.isascii()
+            invisible = not plain and r.invisible.search(text) is not None
+            if not invisible and (plain or not r.has_confusable.search(text)):
+                continue  # scan_text would find nothing in it (r.clean): each pass over the text made once
             # Zones need the Markdown parsed: only for a file that holds an invisible character at all.
-            found, ok = scan_text(rel, text, Zones.of(skill, rel) if rules().invisible.search(text) else None)
+            found, ok = scan_text(rel, text, Zones.of(skill, rel) if invisible else None)
             findings.extend(found)
             legit.update(ok)
         return self.result(findings, metrics={"files_scanned": files, "legit_joiners": legit["joiner"],

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_skilleval.results import Finding, Severity
+from pytest_skilleval.tier1 import unicode as unicode_check
 from pytest_skilleval.tier1.unicode import Zones, scan_text
 
 ZWSP, ZWJ = "\u200b", "\u200d"
@@ -310,3 +311,14 @@ def test_a_tag_below_the_printable_range_is_not_payload() -> None:
 
 def test_two_selectors_after_an_emoji_are_stacked_not_a_variant() -> None:
     assert rules_of("\U0001f600\ufe0f\ufe0f ok\n") == ["unicode.variation-selector"]
+
+
+@pytest.mark.parametrize("text", ["", "plain ascii\nonly\n", "a\u200bb\nclean\n\u200b", "x\r\n\u202e\r\ny", "\ufeffstart\n\u0430pple\n",
+                                  "emoji \u2764\ufe0f\n" * 3 + "tail", "\n\n\u2060\n\n", "caf\u00e9 \u2014 d\u00e9j\u00e0 vu\n"])
+def test_only_lines_a_per_line_scan_would_match_are_scanned(text: str) -> None:
+    # scan_text reads only the lines _lines_touched names: exactly those where either class matches
+    r = unicode_check.rules()
+    per_line = [n for n, line in enumerate(text.split("\n"), 1)
+                if r.invisible.search(line.removesuffix("\r")) or r.has_confusable.search(line.removesuffix("\r"))]
+    assert unicode_check._lines_touched(text, (r.invisible, r.has_confusable)) == per_line
+    assert r.clean(text) == (per_line == [])
