@@ -83,6 +83,7 @@ SPEC_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 XML_TAG = re.compile(r"</?[A-Za-z][\w.:-]*(?:\s[^<>]*)?/?>")
 EXAMPLE_LABEL = re.compile(r"^\W*examples?\W*:", re.IGNORECASE | re.MULTILINE)
 FENCE = re.compile(r"^\s*(?:```|~~~)", re.MULTILINE)
+WORD_CHAR = re.compile(r"\w")
 TRIGGER = _words("use", "uses", "used", "when", "for", "helps?", "allows?")
 VAGUE = _words("something", "things", "stuff", "various")
 PERSONAL = _words("i", "me", "my", "we", "our", "you", "your")
@@ -99,6 +100,11 @@ ACTION_VERBS = _words("use", "call", "run", "execute", "pass", "set", "add", "ma
                       "delete", "append", "insert", "prepare", "analy[sz]e")
 STRUCTURE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s|^\s*(?:```|~~~)|^#{2,6}\s", re.MULTILINE)
 BUZZWORDS = _words("utili[sz]e", "facilitate", "leverage", "paradigm", "synergy", "seamless(?:ly)?", "cutting-edge")
+#: A lower-case piece of every BUZZWORDS alternative: a cheap test before the pattern runs over a whole body.
+BUZZWORD_STEMS = ("utili", "facilitate", "leverage", "paradigm", "synergy", "seamless", "cutting-edge")
+#: The characters that re's IGNORECASE matches to an ASCII letter (İ ı → i, ſ → s, K → k; every other
+#: code point checked) although str.lower() does not give that letter alone.
+_FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")
 WINDOWS_PATH = re.compile(r"\b(?:scripts|references|assets|templates)\\[\w.-]")
 RESERVED = re.compile(r"anthropic|claude", re.IGNORECASE)
 VAGUE_STEM = re.compile(r"(?:docs?|file|data|info|misc|temp|tmp|notes?)?[-_ ]?\d*", re.IGNORECASE)
@@ -181,7 +187,7 @@ class Facts:
     @functools.cached_property
     def distinct_lines(self) -> tuple[int, int]:
         # fences and table separators repeat by nature; only lines with words count
-        lines = [ln.strip() for ln in self.body_lines if re.search(r"\w", ln) and not FENCE.match(ln)]
+        lines = [ln.strip() for ln in self.body_lines if WORD_CHAR.search(ln) and not FENCE.match(ln)]
         return len(set(lines)), len(lines)
 
     @functools.cached_property
@@ -245,6 +251,17 @@ def _unguarded(f: Facts) -> list[str]:
     return [s for s in f.scripts if (text := f.skill.text(s)) is not None and not SCRIPT_GUARD.search(text)]
 
 
+def _buzzwords(text: str) -> set[str]:
+    """BUZZWORDS found in ``text``, lower-cased. A text holding none of their stems in lower case cannot
+    match, unless it holds a character that IGNORECASE matches to an ASCII letter while str.lower()
+    does not lower it to that letter: then the pattern decides alone."""
+    if not any(c in text for c in _FOLDS_TO_ASCII):
+        low = text.lower()
+        if not any(stem in low for stem in BUZZWORD_STEMS):
+            return set()
+    return {m.group(0).lower() for m in BUZZWORDS.finditer(text)}
+
+
 def _first(pattern: re.Pattern[str], text: str) -> str | None:
     m = pattern.search(text)
     return m.group(0) if m else None
@@ -282,8 +299,9 @@ RULES: tuple[Rule, ...] = (
          if f.words < 30 else None),
     Rule(C, "no-examples", 10, lambda f: None if f.has_example
          else "no code block, Examples section or 'Example:' line shows the skill in use"),
+    # every match holds a backslash: a body without one is not searched
     Rule(C, "windows-paths", 10, lambda f: f"Windows-style path {p!r}…; forward slashes work everywhere"
-         if (p := _first(WINDOWS_PATH, f.skill.body)) else None),
+         if "\\" in f.skill.body and (p := _first(WINDOWS_PATH, f.skill.body)) else None),
     Rule(C, "links-readme", 5, lambda f: "SKILL.md sends the agent to README.md; the instructions belong in SKILL.md"
          if any(posixpath.basename(k.target.split("#")[0]).lower() == "readme.md" for k in f.skill.links())
          and any(r.lower() == "readme.md" for r in f.files) else None),
@@ -327,7 +345,7 @@ RULES: tuple[Rule, ...] = (
     Rule(E, "usage-unstructured", 5, lambda f: "the usage section is prose, not steps, code or sub-sections"
          if (t := f.section("usage")) and not STRUCTURE.search(t) else None),
     Rule(E, "buzzwords", 5, lambda f: f"buzzwords cost tokens and say nothing: {', '.join(found)}" if (found := sorted(
-        {m.group(0).lower() for m in BUZZWORDS.finditer(f.skill.body + "\n" + f.description)})) else None),
+        _buzzwords(f.skill.body + "\n" + f.description))) else None),
     Rule(E, "vague-reference-names", 5, lambda f: f"reference file names do not say what is inside: "
          f"{', '.join(_vague_stems(f)[:3])}" if _vague_stems(f) else None),
     Rule(E, "nested-references", 10, lambda f: f"{f.nested_link}; link every reference from SKILL.md instead"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import string
 from collections.abc import Callable
 
 import pytest
@@ -397,6 +399,21 @@ def test_catalog_rules_only_in_strict_profile(make_skill: MakeSkill) -> None:
 def test_windows_paths_and_buzzwords(make_skill: MakeSkill) -> None:
     body = GOOD_BODY + "\nRun scripts\\build.py to leverage the builder.\n"
     assert {"windows-paths", "buzzwords"} <= rule_names(run_check(QualityCheck(), good_skill(make_skill, body=body)))
+
+
+def test_the_buzzword_prefilter_never_hides_a_match() -> None:
+    # _buzzwords skips the pattern when no stem is in the lower-cased text: that is exact only if the
+    # characters IGNORECASE folds to ASCII letters, which lower() does not lower to them, are all known
+    letters = [re.compile(f"(?i){a}") for a in string.ascii_lowercase]
+    maybe = re.compile("(?i)[a-z]")
+    folds = {chr(cp) for cp in range(128, 0x110000) if maybe.fullmatch(chr(cp))}
+    assert folds == {c for c in folds if any(p.fullmatch(c) for p in letters)}
+    assert folds == set(quality._FOLDS_TO_ASCII)
+    assert all(any(stem in m.lower() for stem in quality.BUZZWORD_STEMS) for m in
+               ("utilise", "UTILIZE", "Facilitate", "leverage", "paradigm", "synergy", "Seamlessly", "cutting-edge"))
+    for text in ("We ſeamlessly leverage", "a \u212aEY paradigm", "utılıze it", "nothing here", "Cutting-Edge!"):
+        assert quality._buzzwords(text) == {m.group(0).lower() for m in quality.BUZZWORDS.finditer(text)}
+    assert quality._buzzwords("We \u017feamlessly go") == {"\u017feamlessly"}
 
 
 def test_plugin_contributes_the_check(pytestconfig: pytest.Config) -> None:
