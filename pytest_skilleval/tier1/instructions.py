@@ -130,6 +130,12 @@ def load_rules(path: Path = RULES_FILE) -> tuple[Rule, ...]:
     return parse_rules(yaml.safe_load(path.read_text("utf-8")), path.name)
 
 
+@functools.cache
+def _keywords(rules: tuple[Rule, ...]) -> tuple[str, ...]:
+    """Every rule's keywords, each once (a keyword several rules share is looked for once per file)."""
+    return tuple(dict.fromkeys(k for r in rules for k in r.keywords))
+
+
 @dataclass
 class Segment:
     """A run of text an agent reads, with where it starts. ``kind``: prose | code | html."""
@@ -141,11 +147,12 @@ class Segment:
     spans: list[tuple[int, int]] = field(default_factory=list)
     #: First word of a fenced block's info string, lower-cased.
     info: str = ""
+    #: Lower-cased, whitespace runs folded to one space: what rule keywords are looked up in. Every
+    #: segment's is read (the file's keywords are found in them), so it is made with the segment.
+    lower: str = field(init=False, repr=False, compare=False)
 
-    @functools.cached_property
-    def lower(self) -> str:
-        """Lower-cased, whitespace runs folded to one space: what rule keywords are looked up in."""
-        return " ".join(self.text.lower().split())
+    def __post_init__(self) -> None:
+        self.lower = " ".join(self.text.lower().split())
 
 
 def _inline_segment(toks: list[Token]) -> Segment:
@@ -274,12 +281,12 @@ class InstructionsCheck(Check):
             files += 1
             blocks += sum(s.kind == "code" for s in segs)
             # A rule none of whose keywords occurs anywhere in the file cannot match any segment of it:
-            # one substring test per file instead of one per segment.
+            # one substring test per file and distinct keyword instead of one per segment.
             whole = " ".join(seg.lower for seg in segs)
-            candidates = [r for r in rules if not r.keywords or any(k in whole for k in r.keywords)]
+            present = {k for k in _keywords(rules) if k in whole}
+            candidates = [r for r in rules if not r.keywords or not present.isdisjoint(r.keywords)]
             # Then per segment, the few keywords the file holds instead of every rule's every keyword:
             # a rule is tried on a segment exactly when one of its keywords is in it (as in _matches).
-            present = {k for r in candidates for k in r.keywords if k in whole}
             for seg in segs:
                 low = seg.lower
                 here = {k for k in present if k in low}
