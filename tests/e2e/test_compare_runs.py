@@ -22,8 +22,10 @@ DAMAGED = "## Instructions\n\nLook at the file and say something about it.\n\n"
 
 
 def run_once(work: Path) -> Path:
-    done = subprocess.run([sys.executable, "-m", "pytest", "--skills", "skills", "--skilleval-tier3", "-m", "tier3", "-p", "no:cacheprovider", "-n", "0",
-                           f"--skilleval-agents-dir={AGENTS_DIR}", "-o", "addopts=", "-q"], cwd=work, capture_output=True, text=True, timeout=600)
+    # only the Tier 3 items: compare reads their results, and Tier 1 and 2 would double the test's time
+    done = subprocess.run([sys.executable, "-m", "pytest", "--skills", "skills", "--skilleval-tier3", "-m", "tier3", "-p", "no:cacheprovider",
+                           "-n", "0", f"--skilleval-agents-dir={AGENTS_DIR}", "-o", "addopts=", "-q"],
+                          cwd=work, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]  # failed trials are advisory
     return work / "skilleval-report"
 
