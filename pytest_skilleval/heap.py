@@ -9,11 +9,14 @@ passes skip (it only moves list heads); ``gc.unfreeze()`` in ``pytest_unconfigur
 first final pass, gives it all back, so the last pass still finds every cycle and every unraisable
 exception, and nothing outlives the run.
 
-Frozen: the imports, at the end of ``pytest_configure`` (no test module of the user's exists yet);
-the collected tree, once collection is over, only when every item is a skill check (the user's own
-tests run with the collector as it was). Never in a run inside another run (pytester's in-process
-runs: the outer run froze, the inner run's objects must be collected as usual), nor when the collector
-is off or something else froze objects already.
+Frozen only in a run of skills alone (skill trees named, no other test path): the imports at the
+end of ``pytest_configure``, then the collected tree once collection is over. Any other run keeps the
+collector as it was: the plugin is loaded by every pytest run in the environment, and a user's
+conftests are imported before ``pytest_configure``, so their cycles and ``gc.get_objects()`` must
+stay the collector's; and should collection bring an item that is not a skill check after all, what
+was frozen is given back before the first item runs. Never in a run inside another run (pytester's
+in-process runs: the outer run froze, the inner run's objects must be collected as usual), nor when
+the collector is off or something else froze objects already.
 """
 
 from __future__ import annotations
@@ -29,20 +32,25 @@ FROZE = pytest.StashKey[bool]()
 _active = 0
 
 
-def freeze_imports(config: pytest.Config) -> None:
-    """At the end of ``pytest_configure``: the imports leave the full passes."""
+def freeze_imports(config: pytest.Config, *, skills_only: bool) -> None:
+    """At the end of ``pytest_configure``: the imports leave the full passes, in a run of skills alone."""
     global _active
     _active += 1
     config.stash[FROZE] = False
-    if _active == 1 and gc.isenabled() and gc.get_freeze_count() == 0:
+    if skills_only and _active == 1 and gc.isenabled() and gc.get_freeze_count() == 0:
         gc.freeze()
         config.stash[FROZE] = True
 
 
 def freeze_collected(session: pytest.Session, ours: type[pytest.Item]) -> None:
-    """After collection: the collected tree too, when every item is one of ``ours``."""
-    if session.config.stash.get(FROZE, False) and session.items and all(isinstance(i, ours) for i in session.items):
+    """After collection: the collected tree too when every item is one of ``ours``; else everything back."""
+    if not session.config.stash.get(FROZE, False):
+        return
+    if session.items and all(isinstance(i, ours) for i in session.items):
         gc.freeze()
+    else:
+        gc.unfreeze()
+        session.config.stash[FROZE] = False
 
 
 def thaw(config: pytest.Config) -> None:

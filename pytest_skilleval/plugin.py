@@ -80,7 +80,7 @@ def pytest_configure(config: pytest.Config) -> None:
     shard.configure(config)
     config.pluginmanager.register(importlib.import_module("pytest_skilleval.providers.fixtures"), "skilleval-providers")
     config.pluginmanager.register(importlib.import_module("pytest_skilleval.gateway.fixtures"), "skilleval-gateway")
-    _route_skill_paths(config, settings.skill_paths)
+    skills_only = _route_skill_paths(config, settings.skill_paths)
     config.pluginmanager.register(importlib.import_module("pytest_skilleval.selection.plugin"), "skilleval-selection")
     # Tier 3: built-in agents and sandboxes answer the hooks first, then the plugin builds the registries.
     for module, name in (("agents", "skilleval-agents"), ("sandboxes", "skilleval-sandboxes"), ("plugin", "skilleval-tier3"),
@@ -103,12 +103,13 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_skilleval.reports.session import ReportSession
 
         config.pluginmanager.register(ReportSession(config, settings), "skilleval-reports")
-    heap.freeze_imports(config)
+    heap.freeze_imports(config, skills_only=skills_only)
 
 
-def _route_skill_paths(config: pytest.Config, skill_paths: tuple[Path, ...]) -> None:
+def _route_skill_paths(config: pytest.Config, skill_paths: tuple[Path, ...]) -> bool:
     """``--skills`` paths and skill-tree path arguments become collection arguments for this
-    plugin's collectors; without positional args the ``--skills`` paths replace testpaths."""
+    plugin's collectors; without positional args the ``--skills`` paths replace testpaths.
+    True when the run names skill trees and no other path (or module) to collect."""
     for p in skill_paths:
         if not p.exists():
             raise pytest.UsageError(f"--skills: {p} does not exist")
@@ -140,13 +141,14 @@ def _route_skill_paths(config: pytest.Config, skill_paths: tuple[Path, ...]) -> 
     config.stash[SKILL_TREES] = tuple(dict.fromkeys(trees))
     config.stash[ORDINARY_PATHS] = tuple(ordinary)
     if not skill_paths:
-        return
+        return bool(trees) and not ordinary and not config.option.pyargs
     wanted = [str(p) for p in skill_paths]
     if from_args:
         present = {str(roots.argument_path(config.invocation_params.dir, a)) for a in config.args}
         config.args.extend(w for w in wanted if w not in present)
     else:
-        config.args[:] = wanted
+        config.args[:] = wanted  # the --skills paths replace testpaths and the invocation folder
+    return not config.option.pyargs and not (ordinary and from_args)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -84,6 +84,44 @@ def test_cycle_is_collected():
     assert "3 passed" in out
 
 
+CONFTEST_CYCLE = """
+import gc, weakref
+
+class Node:
+    pass
+
+a, b = Node(), Node()
+a.other, b.other = b, a
+ref = weakref.ref(a)
+kept = [Node()]
+"""
+
+TEST_CONFTEST_CYCLE = """
+import gc
+import conftest
+
+def test_conftest_cycle_is_collected():
+    del conftest.a, conftest.b
+    gc.collect()
+    assert conftest.ref() is None
+
+def test_conftest_objects_are_seen_by_gc():
+    assert any(o is conftest.kept for o in gc.get_objects())
+"""
+
+
+@pytest.mark.parametrize("with_skills", [False, True], ids=["no-skills", "skills-and-tests"])
+def test_a_cycle_made_in_the_users_conftest_is_collected(tmp_path: Path, with_skills: bool) -> None:
+    """Conftests are imported before pytest_configure: a run that is not only skill checks must not
+    freeze them (a plain run where the plugin is merely installed, or skills named beside tests)."""
+    (tmp_path / "conftest.py").write_text(CONFTEST_CYCLE, encoding="utf-8")
+    (tmp_path / "test_theirs.py").write_text(TEST_CONFTEST_CYCLE, encoding="utf-8")
+    args = [f"--skills={skills(tmp_path)}"] if with_skills else []
+    seen, out = run(tmp_path, *args, str(tmp_path / "test_theirs.py"))
+    assert ("4 passed" if with_skills else "2 passed") in out, out
+    assert all(n == 0 for what, n in seen if what == "item"), seen  # nothing frozen while any item runs
+
+
 def test_a_run_inside_a_run_freezes_nothing(pytester: pytest.Pytester) -> None:
     import gc
 
