@@ -31,8 +31,8 @@ class CompiledTemplates(FileSystemBytecodeCache):
     def load_bytecode(self, bucket: Bucket) -> None:
         try:
             super().load_bytecode(bucket)
-        except OSError:  # Jinja lets only a missing file pass; any unreadable cache just means compiling
-            bucket.reset()
+        except Exception:  # noqa: BLE001 - Jinja lets only a missing file pass and unpickles the rest unguarded:
+            bucket.reset()  # an unreadable, cut-short or overwritten cache file only means compiling again
 
     def dump_bytecode(self, bucket: Bucket) -> None:
         if sys.dont_write_bytecode:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import jinja2
 import pytest
+from jinja2.bccache import bc_magic
 
 from pytest_skilleval.reports import html
 
@@ -63,3 +64,17 @@ def test_a_folder_that_cannot_be_written_costs_only_the_cache(tmp_path: Path, mo
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
     monkeypatch.setattr(html, "_ENV", None)
     assert "<html" in html.render(DOC)
+
+
+@pytest.mark.parametrize("damage", ["cut-after-the-header", "garbage-after-the-header", "cut-in-the-code"])
+def test_a_damaged_cache_file_costs_only_the_compile(prefix: Path, damage: str) -> None:
+    """A file cut short (a run killed while writing it, on a Jinja that does not write atomically) or
+    overwritten behind a valid header: Jinja unpickles the checksum unguarded; the page is compiled again."""
+    first = html.render(DOC)
+    [cached] = prefix.rglob("__jinja2_*.cache")
+    data, header = cached.read_bytes(), len(bc_magic)
+    assert data.startswith(bc_magic)
+    cached.write_bytes({"cut-after-the-header": data[: header + 3], "garbage-after-the-header": data[:header] + b"\x80\x04\x95garbage",
+                        "cut-in-the-code": data[: len(data) // 2]}[damage])
+    html._ENV = None
+    assert html.render(DOC) == first
