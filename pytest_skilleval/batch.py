@@ -42,8 +42,9 @@ MAX_BATCH_SKILLS = 200
 #: Bytes of skill files handed to one scanner run, whatever the check: their texts are all in memory
 #: (and staged) while it runs.
 MAX_BATCH_BYTES = 64 * 1024 * 1024
-#: Extra scans one batch may spend isolating the skills that broke it (about 2·log2 of its size
-#: per culprit); past it the remaining suspects keep the batch's failure.
+#: Extra scans a batch may spend isolating the skills that broke it, per MAX_BATCH_SKILLS skills it
+#: holds (about 2·log2 of its size per culprit, and a larger batch — gitleaks takes a whole run's
+#: skills in one — holds more culprits); past it the remaining suspects keep the batch's failure.
 MAX_ISOLATION_SCANS = 32
 
 
@@ -81,7 +82,7 @@ class BatchedCheck(Check):
 
     def _scan_now(self, skills: Sequence[Skill], ctx: CheckContext) -> dict[Path, CheckResult]:
         results = self._scan_once(skills, ctx)
-        self._isolate(list(skills), results, ctx, [MAX_ISOLATION_SCANS])
+        self._isolate(list(skills), results, ctx, [MAX_ISOLATION_SCANS * -(-len(skills) // MAX_BATCH_SKILLS)])
         return results
 
     def _scan_once(self, skills: Sequence[Skill], ctx: CheckContext) -> dict[Path, CheckResult]:
