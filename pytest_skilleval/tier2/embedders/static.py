@@ -13,6 +13,7 @@ import hashlib
 import itertools
 import json
 import re
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -60,12 +61,16 @@ class StaticEmbedder(Embedder):
         self.starts = np.zeros(0, dtype=np.int64)
         self.lengths = np.zeros(0, dtype=np.int64)
         self.ids = np.zeros(0, dtype=np.int64)
+        # one model per process (load_static): the word memory is learnt under a lock, so two threads
+        # embedding at once cannot see a word whose ids are not in place yet
+        self._learning = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        flat, lengths = self._token_ids(texts)
+        with self._learning:
+            flat, lengths = self._token_ids(texts)
         ends = np.concatenate(([0], np.cumsum(lengths)))  # text k's tokens are flat[ends[k]:ends[k + 1]]
         start = 0
         while start < len(texts):  # as many whole texts as fit the token budget (at least one)
