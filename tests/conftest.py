@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_skilleval.batch import Batcher
 from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.config import Settings
 from pytest_skilleval.results import CheckResult, Severity
@@ -80,6 +81,15 @@ def make_skill(tmp_path: Path) -> Callable[..., Skill]:
 
 def run_check(check: Check, skill: Skill, **settings: object) -> CheckResult:
     return check.run(skill, CheckContext(settings=make_settings(**settings)))
+
+
+def run_batched(check: Check, skills: list[Skill]) -> tuple[list[CheckResult], Batcher]:
+    """Each skill through ``check.run`` with one real Batcher over them all, as a worker runs a catalog."""
+    by_root = {s.root: s for s in skills}
+    batcher = Batcher(load_skill=by_root.__getitem__, cache=None, coord_dir=None)
+    batcher.set_targets(check.name, list(by_root))
+    ctx = CheckContext(settings=make_settings(), batcher=batcher)
+    return [check.run(s, ctx) for s in skills], batcher
 
 
 def rules(result: CheckResult) -> set[str]:

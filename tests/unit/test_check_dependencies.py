@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
-from conftest import make_settings, manifest, rules, run_check
+from conftest import make_settings, manifest, rules, run_batched, run_check
 
-from pytest_skilleval import batch, tools
+from pytest_skilleval import tools
 from pytest_skilleval.checks import CheckContext, CheckRegistry
 from pytest_skilleval.results import Severity, Status
 from pytest_skilleval.skill import Skill
@@ -162,12 +162,7 @@ def test_one_pip_audit_run_per_batch_unless_pins_conflict(make_skill: Callable[.
     pins = ["requests==2.31.0\nrich==13.7.1\n", "requests==2.31.0\n", "", "requests==2.32.3\n"]
     skills = [make_skill({"SKILL.md": manifest(f"skill-{n}"), **({"requirements.txt": p} if p else {})}, name=f"skill-{n}")
               for n, p in enumerate(pins)]
-    by_root = {s.root: s for s in skills}
-    batcher = batch.Batcher(load_skill=by_root.__getitem__, cache=None, coord_dir=None)
-    check = DependenciesCheck()
-    batcher.set_targets(check.name, list(by_root))
-    ctx = CheckContext(settings=make_settings(), batcher=batcher)
-    results = [check.run(s, ctx) for s in skills]
+    results, batcher = run_batched(DependenciesCheck(), skills)
     assert calls == [{"requests": "2.31.0", "rich": "13.7.1"}, {"requests": "2.32.3"}]  # a package never twice in one run
     assert [r.status for r in results] == [Status.PASSED] * 4
     assert [r.metrics["pinned"] for r in results] == [2, 1, 0, 1]

@@ -8,10 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import make_settings, manifest, rules, run_check
+from conftest import manifest, rules, run_batched, run_check
 
-from pytest_skilleval import batch, gate, tools
-from pytest_skilleval.checks import CheckContext
+from pytest_skilleval import gate, tools
 from pytest_skilleval.results import Severity, Status
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier1.lint import RUFF, SHELLCHECK, LintCheck, script_language
@@ -130,12 +129,7 @@ def test_one_process_per_tool_for_a_batch(tmp_path: Path, make_skill: Callable[.
         monkeypatch.setenv(spec.override_var, _counting_wrapper(tmp_path, spec, log))
     skills = [make_skill({"SKILL.md": manifest(f"skill-{n}"), "scripts/run.py": BAD_PY if n % 2 else CLEAN_PY,
                           "scripts/run.sh": BAD_SH if n == 2 else CLEAN_SH}, name=f"skill-{n}") for n in range(5)]
-    by_root = {s.root: s for s in skills}
-    batcher = batch.Batcher(load_skill=by_root.__getitem__, cache=None, coord_dir=None)
-    check = LintCheck()
-    batcher.set_targets(check.name, list(by_root))
-    ctx = CheckContext(settings=make_settings(), batcher=batcher)
-    results = [check.run(s, ctx) for s in skills]
+    results, batcher = run_batched(LintCheck(), skills)
     scans = [line.split()[0] for line in log.read_text().splitlines() if "--version" not in line]
     assert sorted(scans) == ["ruff", "shellcheck"]
     assert ["lint.ruff.F821" in rules(r) for r in results] == [False, True, False, True, False]
@@ -146,12 +140,7 @@ def test_a_script_less_skill_is_answered_without_a_batch(make_skill: Callable[..
     # a catalog of Markdown-only skills must not load every skill of a batch a second time for nothing
     skills = [make_skill({"SKILL.md": manifest(f"skill-{n}"), **({"scripts/run.py": BAD_PY} if n == 1 else {}),
                           "references/guide.md": "```bash\necho $1\n```\n"}, name=f"skill-{n}") for n in range(4)]
-    by_root = {s.root: s for s in skills}
-    batcher = batch.Batcher(load_skill=by_root.__getitem__, cache=None, coord_dir=None)
-    check = LintCheck()
-    batcher.set_targets(check.name, list(by_root))
-    ctx = CheckContext(settings=make_settings(), batcher=batcher)
-    results = [check.run(s, ctx) for s in skills]
+    results, batcher = run_batched(LintCheck(), skills)
     assert batcher.scanned == 1  # only the skill with a script was handed to a scanner
     assert ["lint.ruff.F821" in rules(r) for r in results] == [False, True, False, False]
     assert [r.metrics for r in results] == [{"python_scripts": n == 1, "shell_scripts": 0} for n in range(4)]

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import make_settings, manifest, rules, run_check
+from conftest import make_settings, manifest, rules, run_batched, run_check
 
 from pytest_skilleval import batch, tools
 from pytest_skilleval.checks import CheckContext
@@ -194,12 +194,7 @@ def test_one_gitleaks_process_scans_a_whole_batch(tmp_path: Path, make_skill: Ca
     monkeypatch.setenv(GITLEAKS.override_var, _wrapper(tmp_path, real, log))
     skills = [make_skill({"SKILL.md": manifest(f"skill-{n}"), "notes.md": f"GH={GITHUB_PAT}\n" if n == 3 else "clean\n"},
                          name=f"skill-{n}") for n in range(6)]
-    by_root = {s.root: s for s in skills}
-    batcher = batch.Batcher(load_skill=by_root.__getitem__, cache=None, coord_dir=None)
-    check = SecretsCheck()
-    batcher.set_targets(check.name, list(by_root))
-    ctx = CheckContext(settings=make_settings(), batcher=batcher)
-    results = [check.run(s, ctx) for s in skills]
+    results, batcher = run_batched(SecretsCheck(), skills)
     scans = [line for line in log.read_text().splitlines() if line.startswith("dir ")]
     assert len(scans) == 1 and batcher.scanned == 6
     assert [len(r.findings) for r in results] == [0, 0, 0, 1, 0, 0]  # mapped back to the right skill
@@ -214,12 +209,8 @@ def _batch_run(tmp_path: Path, make_skill: Callable[..., Skill], monkeypatch: py
     monkeypatch.setenv(GITLEAKS.override_var, _wrapper(tmp_path, real, log))
     skills = [make_skill({"SKILL.md": manifest(f"skill-{n}"), "notes.md": f"GH={GITHUB_PAT}\n" if n % 97 == 3 else "clean\n"},
                          name=f"skill-{n}") for n in range(count)]
-    by_root = {s.root: s for s in skills}
-    batcher = batch.Batcher(load_skill=by_root.__getitem__, cache=None, coord_dir=None)
-    check = SecretsCheck()
-    batcher.set_targets(check.name, list(by_root))
-    ctx = CheckContext(settings=make_settings(), batcher=batcher)
-    found = [len(check.run(s, ctx).findings) for s in skills]
+    results, batcher = run_batched(SecretsCheck(), skills)
+    found = [len(r.findings) for r in results]
     return [line for line in log.read_text().splitlines() if line.startswith("dir ")], batcher, found
 
 
