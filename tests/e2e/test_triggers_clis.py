@@ -75,7 +75,7 @@ def main_requests(record: TriggerRecord) -> list[dict]:
 # -- the example skills' trigger sets, through each real CLI -----------------------------------------------
 #: CLIs that run part of their set: OpenCode starts in ~5 s of CPU a query (~12 s wall on a busy 2-core
 #: machine), so it runs this many of the set's queries, both kinds and every near miss a rival takes.
-PART_OF_SET = {"opencode": 6}
+PART_OF_SET = {"opencode": 4}
 
 
 def set_matrix() -> list[tuple[str, str]]:

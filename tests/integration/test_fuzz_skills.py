@@ -5,7 +5,7 @@ over all of them with ``-n 2`` must end without an internal error or a traceback
 a status, write a card per skill, and keep each process's memory bounded: a peak for every process, and
 for the report controller a bound on what it keeps per skill while the items run (it held every result
 until session end once: about 0.5 MB a skill, 2.4 GB over 5,000). The catalog size is
-``SKILLEVAL_FUZZ_EXAMPLES`` (default 200; a nightly run sets thousands), the seed
+``SKILLEVAL_FUZZ_EXAMPLES`` (default 150; a nightly run sets thousands), the seed
 ``SKILLEVAL_FUZZ_SEED``, and ``SKILLEVAL_FUZZ_CHECKS`` narrows the checks (default: the default
 selection, Tier 2 included).
 """
@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 pytest_plugins = ["pytester"]
-EXAMPLES = int(os.environ.get("SKILLEVAL_FUZZ_EXAMPLES", "200"))
+EXAMPLES = int(os.environ.get("SKILLEVAL_FUZZ_EXAMPLES", "150"))
 CHECKS = os.environ.get("SKILLEVAL_FUZZ_CHECKS", "")
 SEED = int(os.environ.get("SKILLEVAL_FUZZ_SEED", "20261201"))
 #: Peak resident memory any process of the run may reach (controller or worker; scanners excluded).
@@ -34,8 +34,8 @@ MAX_CONTROLLER_KB_PER_SKILL = int(os.environ.get("SKILLEVAL_FUZZ_MAX_CONTROLLER_
 #: The same for each xdist worker: it keeps every item, but nothing of an item's run once its reports
 #: are out (it grew 277-381 KB a skill when results, failures and reports stayed: release.py). What
 #: is left is pytest's and its plugins' few hundred bytes per item (caplog and rerun state on the
-#: item, warning filters): 45-80 KB a skill over 5,000 skills, and anywhere from 1 to 115 over the
-#: 200 of a default run (which skills a worker draws; seen in CI). The bound sits between the two.
+#: item, warning filters): 45-80 KB a skill over 5,000 skills, and anywhere from 1 to 115 over
+#: 200 skills (which skills a worker draws; seen in CI). The bound sits between the two.
 MAX_WORKER_KB_PER_SKILL = int(os.environ.get("SKILLEVAL_FUZZ_MAX_WORKER_KB_PER_SKILL", "200"))
 STATUSES = {"PASSED", "FAILED", "INCOMPLETE", "SKIPPED"}
 
