@@ -84,14 +84,13 @@ class _Walk:
         self.starts = [0, *(m.end() for m in _NEWLINE.finditer(self.raw))]
         self.out: list[Token] = []
 
-    def line(self, offset: int) -> int:
-        """0-based line holding byte ``offset``."""
-        return bisect_right(self.starts, offset) - 1
-
-    def span(self, node: Any) -> list[int]:
-        start, end = node.srcmap
+    def lines(self, start: int, end: int) -> list[int]:
+        """``[first, last + 1]``, 0-based, of the lines holding bytes ``start`` to ``end`` (exclusive)."""
         starts = self.starts
         return [bisect_right(starts, start) - 1, bisect_right(starts, max(end - 1, start))]
+
+    def span(self, node: Any) -> list[int]:
+        return self.lines(*node.srcmap)
 
     def ascii_destination(self, node: Any) -> None:
         """markdown-it-py writes a non-ASCII host in punycode, markdown-it.rs percent-encodes it."""
@@ -163,7 +162,7 @@ class _Walk:
     def hidden_paragraph(self, nodes: list[Any]) -> None:
         """The paragraph of a tight list item, which markdown-it-py keeps as a hidden paragraph."""
         start, end = nodes[0].srcmap[0], nodes[-1].srcmap[1]
-        where = [self.line(start), self.line(max(end - 1, start)) + 1]
+        where = self.lines(start, end)
         self.out.append(_token("paragraph_open", "p", 1, where, hidden=True))
         self.out.append(self.inline_of(nodes, where, start, end))
         self.out.append(_token("paragraph_close", "p", -1, hidden=True))
@@ -199,7 +198,7 @@ class _Walk:
         if kids:
             if start < 0:
                 start, end = kids[0].srcmap[0], kids[-1].srcmap[1]
-            content = self.raw[start:end].decode("utf-8").strip()
+            content = self.source(start, end).strip()
         else:
             content = ""
         children: list[Token] = []
