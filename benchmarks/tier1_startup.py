@@ -45,10 +45,10 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def export(rev: str, into: Path) -> Path:
-    """The package of ``rev`` (and nothing else of it) under ``into``."""
+def export(rev: str, into: Path, *paths: str) -> Path:
+    """The package of ``rev`` (and ``paths`` of it, if named; nothing else) under ``into``."""
     archive = into / "tree.tar"
-    subprocess.run(["git", "-C", str(REPO), "archive", "-o", str(archive), rev, "pytest_skilleval"], check=True)
+    subprocess.run(["git", "-C", str(REPO), "archive", "-o", str(archive), rev, "pytest_skilleval", *paths], check=True)
     with tarfile.open(archive) as tar:
         tar.extractall(into, filter="data")
     return into

@@ -106,13 +106,6 @@ def run_child(size: int, cache: Path, args: argparse.Namespace, script: Path = P
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def baseline_tree(rev: str, into: Path) -> Path:
-    """That commit's files (its package and this script) in ``into``; its children import from there."""
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", rev], capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return into / "benchmarks" / "tier2_scale.py"
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
@@ -133,8 +126,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="tier2-bench-") as tmp:
         trees = [("", Path(__file__))]
         if args.baseline:
+            from tier1_startup import export  # this folder is on sys.path
+
             (Path(tmp) / "baseline").mkdir()
-            trees = [("base ", baseline_tree(args.baseline, Path(tmp) / "baseline")), ("this ", Path(__file__))]
+            # that commit's package and benchmarks: its copy of this script runs its children, importing from there
+            base = export(args.baseline, Path(tmp) / "baseline", "benchmarks")
+            trees = [("base ", base / "benchmarks" / "tier2_scale.py"), ("this ", Path(__file__))]
         for size in sizes:
             rows = []
             for tag, script in trees:  # alternating: the same load for both, as far as one can tell
