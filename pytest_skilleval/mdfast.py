@@ -1,10 +1,14 @@
-"""Markdown tokens from markdown-it-pyrs (Rust), in the shape markdown-it-py gives them.
+"""Markdown tokens from markdown-it-pyrs (Rust): the ones the checks read, as markdown-it-py gives them.
 
 Parsing was half of Tier 1's time (4.7 s of a 754-skill catalog with markdown-it-py; 0.7 s here).
-The Rust parser returns a tree of nodes with byte spans; this module walks it and emits the flat
-stream of :class:`markdown_it.token.Token` the checks read: block open/close pairs with their line
-``map``, ``inline`` tokens with children (text, code spans, links, images, breaks, emphasis, HTML),
-fences and code blocks with their content and info, tables as rows and cells.
+The Rust parser returns a tree of nodes with byte spans; this module walks it and emits, as
+:class:`markdown_it.token.Token`, the part of markdown-it-py's flat stream that a check reads:
+``heading_open`` with its line ``map``, ``inline`` tokens with children (text, code spans, link
+openings, images, breaks, HTML), fences and code blocks with their content and info, HTML blocks,
+table rows (``tr_open``, an ``inline`` per cell, ``tr_close``). Paragraph, list, quote, table-part
+and cell open/close pairs, ``hr``, and emphasis markers and ``link_close`` inside inline tokens, are
+not emitted (about half of the tokens; emphasised text joins the text around it): nothing reads them,
+and Tier 2's chunking, which cuts by block spans, parses with markdown-it-py.
 
 What the checks read is the same token for token as markdown-it-py's (``tests/unit/test_mdfast.py``
 compares both over every Markdown file of the shared corpus and over edge cases). Any node this module
@@ -17,6 +21,7 @@ from __future__ import annotations
 import functools
 import re
 from bisect import bisect_right
+from itertools import accumulate
 from typing import Any
 
 from markdown_it.token import Token
@@ -55,39 +60,41 @@ def available() -> bool:
     return markdown_it_pyrs is not None
 
 
-def parse(text: str, tables: bool = True) -> list[Token] | None:
-    """markdown-it-py-shaped tokens of ``text`` (line ``map`` 0-based, as markdown-it-py's), or None
-    when the fast path cannot promise markdown-it-py's answer."""
+def parse(text: str, tables: bool = True, shift: int = 0) -> list[Token] | None:
+    """markdown-it-py-shaped tokens of ``text`` (line ``map`` 0-based, as markdown-it-py's, plus
+    ``shift``), or None when the fast path cannot promise markdown-it-py's answer."""
     if markdown_it_pyrs is None or "\0" in text or "\r" in text:
         return None  # markdown-it-py replaces NUL and normalises CR line ends: leave those to it
     try:
         tree = _parser(tables).tree(text)
-        return _Walk(text).document(tree)
+        return _Walk(text, shift).document(tree)
     except (Unsupported, ValueError, TypeError, IndexError, KeyError, RecursionError):
         return None
 
 
-_CONTAINERS = {"bullet_list": "ul", "ordered_list": "ol", "list_item": "li", "blockquote": "blockquote",
-               "thead": "thead", "tbody": "tbody", "trow": "tr"}
+#: Blocks that hold blocks and give no token of their own.
+_CONTAINERS = frozenset({"bullet_list", "ordered_list", "list_item", "blockquote", "thead", "tbody", "trow"})
 #: A line that may start a block (a list item of any number, a quote, a heading, a fence, HTML, an
 #: indented line): markdown-it-py ends a table there, markdown-it.rs may read it as one more row.
 _BLOCK_START = re.compile(r"[ \t]*(?:\d{1,9}[.)](?:[ \t]|$)|[-+*](?:[ \t]|$)|>|#|```|~~~|<)|[ ]{4}|\t")
-_NEWLINE = re.compile(b"\n")
+_PLUS_ONE = (1).__add__
 _INLINE = frozenset({"text", "text_special", "softbreak", "hardbreak", "code_inline", "html_inline", "em", "strong",
                      "link", "autolink", "image"})
 
 
 class _Walk:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, shift: int = 0) -> None:
         self.raw = text.encode("utf-8")
-        # byte offset of each line's start: one C-level pass (re.finditer) instead of a find() loop
-        self.starts = [0, *(m.end() for m in _NEWLINE.finditer(self.raw))]
+        # byte offset of each line's start, all in C: the running sum of the lengths of the lines before
+        self.starts = list(accumulate(map(_PLUS_ONE, map(len, self.raw.split(b"\n")[:-1])), initial=0))
+        self.shift = shift
         self.out: list[Token] = []
 
     def lines(self, start: int, end: int) -> list[int]:
         """``[first, last + 1]``, 0-based, of the lines holding bytes ``start`` to ``end`` (exclusive)."""
         starts = self.starts
-        return [bisect_right(starts, start) - 1, bisect_right(starts, max(end - 1, start))]
+        shift = self.shift
+        return [bisect_right(starts, start) - 1 + shift, bisect_right(starts, max(end - 1, start)) + shift]
 
     def span(self, node: Any) -> list[int]:
         return self.lines(*node.srcmap)
@@ -109,13 +116,8 @@ class _Walk:
     def block(self, node: Any, name: str) -> None:
         out = self.out
         if name == "paragraph":
-            where = self.span(node)
-            out.append(_token("paragraph_open", "p", 1, where))
-            out.append(self.inline_of(node.children, where))
-            out.append(_token("paragraph_close", "p", -1))
+            out.append(self.inline_of(node.children, self.span(node)))
         elif name in _CONTAINERS:
-            tag = _CONTAINERS[name]
-            out.append(_token(f"{name}_open", tag, 1, self.span(node)))
             run: list[Any] = []  # a tight list item holds its paragraph's inline nodes directly
             for child in node.children:
                 child_name = child.name
@@ -128,13 +130,10 @@ class _Walk:
                 self.block(child, child_name)
             if run:
                 self.hidden_paragraph(run)
-            out.append(_token(f"{name}_close", tag, -1))
         elif name == "heading" or name == "lheading":
-            tag = f"h{node.meta['level']}"
             where = self.span(node)
-            out.append(_token("heading_open", tag, 1, where))
+            out.append(_token("heading_open", f"h{node.meta['level']}", 1, where))
             out.append(self.inline_of(node.children, where))
-            out.append(_token("heading_close", tag, -1))
         elif name == "fence" or name == "code_block":
             meta = node.meta
             info = meta.get("info", "") if name == "fence" else ""
@@ -145,53 +144,37 @@ class _Walk:
             out.append(_token(name, "code", 0, where, content, info=info))
         elif name == "html_block":
             out.append(_token("html_block", "", 0, self.span(node), node.meta["content"]))
-        elif name == "hr":
-            out.append(_token("hr", "hr", 0, self.span(node)))
-        elif name == "definition":
-            return  # link reference definitions leave no token in markdown-it-py either
+        elif name == "hr" or name == "definition":
+            return  # no token a check reads (link reference definitions leave none in markdown-it-py either)
         elif name == "table":
-            where = self.span(node)
-            out.append(_token("table_open", "table", 1, where))
-            alignments = node.meta.get("alignments") or []
             for part in node.children:
-                self.table_part(part, alignments)
-            out.append(_token("table_close", "table", -1))
+                self.table_part(part)
         else:
             raise Unsupported(name)
 
     def hidden_paragraph(self, nodes: list[Any]) -> None:
-        """The paragraph of a tight list item, which markdown-it-py keeps as a hidden paragraph."""
+        """The paragraph of a tight list item, which markdown-it-py keeps as a hidden paragraph: its inline token."""
         start, end = nodes[0].srcmap[0], nodes[-1].srcmap[1]
-        where = self.lines(start, end)
-        self.out.append(_token("paragraph_open", "p", 1, where, hidden=True))
-        self.out.append(self.inline_of(nodes, where, start, end))
-        self.out.append(_token("paragraph_close", "p", -1, hidden=True))
+        self.out.append(self.inline_of(nodes, self.lines(start, end), start, end))
 
-    def table_part(self, part: Any, alignments: list[str]) -> None:
+    def table_part(self, part: Any) -> None:
         part_name = part.name
         if part_name not in ("thead", "tbody"):
             raise Unsupported(part_name)
         out = self.out
-        out.append(_token(f"{part_name}_open", part_name, 1, self.span(part)))
-        cell = "th" if part_name == "thead" else "td"
-        cell_open, cell_close = f"{cell}_open", f"{cell}_close"
         for row in part.children:
             if row.name != "trow":
                 raise Unsupported(row.name)
-            where = self.span(row)
-            if _BLOCK_START.match(self.source(self.starts[where[0]], row.srcmap[1])):
+            start = row.srcmap[0]
+            if _BLOCK_START.match(self.source(self.starts[bisect_right(self.starts, start) - 1], row.srcmap[1])):
                 raise Unsupported("a row that markdown-it-py reads as the start of another block")
+            where = self.span(row)
             out.append(_token("tr_open", "tr", 1, where))
-            for n, td in enumerate(row.children):
+            for td in row.children:
                 if td.name != "tcell":
                     raise Unsupported(td.name)
-                align = alignments[n] if n < len(alignments) else "none"
-                attrs = {"style": f"text-align:{align}"} if align not in ("none", "") else {}
-                out.append(_token(cell_open, cell, 1, where, attrs=attrs))
                 out.append(self.inline_of(td.children, where))
-                out.append(_token(cell_close, cell, -1))
             out.append(_token("tr_close", "tr", -1))
-        out.append(_token(f"{part_name}_close", part_name, -1))
 
     def inline_of(self, kids: list[Any], where: list[int], start: int = -1, end: int = -1) -> Token:
         """The ``inline`` token of ``kids``; ``start``/``end``: their byte span when the caller has it."""
@@ -222,10 +205,8 @@ class _Walk:
                 out.append(_token(name, "br", 0))
             elif name == "html_inline":
                 out.append(_token("html_inline", "", 0, content=node.meta["content"]))
-            elif name == "em" or name == "strong":
-                out.append(_token(f"{name}_open", name, 1))
+            elif name == "em" or name == "strong":  # the markers are not read: their text joins the text around it
                 self.inlines(node.children, out)
-                out.append(_token(f"{name}_close", name, -1))
             elif name == "link":
                 self.ascii_destination(node)
                 meta = node.meta
@@ -234,12 +215,10 @@ class _Walk:
                     attrs["title"] = meta["title"]
                 out.append(_token("link_open", "a", 1, attrs=attrs))
                 self.inlines(node.children, out)
-                out.append(_token("link_close", "a", -1))
             elif name == "autolink":
                 self.ascii_destination(node)
                 out.append(_token("link_open", "a", 1, attrs={"href": node.meta["url"]}, markup="autolink", info="auto"))
                 self.inlines(node.children, out)
-                out.append(_token("link_close", "a", -1, markup="autolink", info="auto"))
             elif name == "image":
                 self.ascii_destination(node)
                 kids = node.children

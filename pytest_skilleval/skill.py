@@ -226,15 +226,18 @@ class Skill:
 
 def parse_markdown(text: str, first_line: int = 1, *, fast: bool = True) -> list[Token]:
     """markdown-it tokens of ``text`` (its first MAX_MARKDOWN_CHARS, cut at a line end); ``token.map``
-    shifted so line 1 is ``first_line``. ``fast``: through markdown-it-pyrs (:mod:`mdfast`), the same
-    tokens where the checks read them; the line spans of list items and quotes may end earlier than
-    markdown-it-py's, so code that cuts a document by those (Tier 2's chunking) asks for ``fast=False``."""
+    shifted so line 1 is ``first_line``. ``fast``: through markdown-it-pyrs (:mod:`mdfast`), only the
+    tokens the checks read (headings, inline tokens, code, HTML blocks, table rows), the same as
+    markdown-it-py's; code that needs every block's span (Tier 2's chunking) asks for ``fast=False``."""
     if len(text) > MAX_MARKDOWN_CHARS:
         cut = text.rfind("\n", 0, MAX_MARKDOWN_CHARS)
         text = text[: cut if cut > 0 else MAX_MARKDOWN_CHARS]
     tables = text.count("|") <= MAX_TABLE_CELLS
-    tokens = (mdfast.parse(text, tables) if fast else None) or _markdown(tables).parse(text)
     shift = first_line - 1
+    tokens = mdfast.parse(text, tables, shift) if fast else None
+    if tokens is not None:
+        return tokens  # its lines already shifted
+    tokens = _markdown(tables).parse(text)
     if shift:
         for tok in tokens:
             if tok.map:
