@@ -9,9 +9,9 @@ per process; the similarity is one blocked matrix product, not N^2 Python compar
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -128,17 +128,35 @@ class CatalogIndex:
         # Descriptions go to the transformer in order of length, so each step's batches hold texts of
         # about one width (16 % of the tokens were padding when steps followed catalog order).
         by_length = sorted(range(n), key=lambda i: len(self.entries[i].short_text))
-        # Two backends (the default pair): the transformer embeds a step's descriptions on a second
-        # thread (onnxruntime releases the GIL) while this one chunks and pools the bodies, so the
-        # core the chunking leaves idle is used. One shared backend (and its cache) stays on one thread.
-        with ThreadPoolExecutor(max_workers=1) if short is not chunks else contextlib.nullcontext() as pool:
-            for start in starts:
-                part = self.entries[start:start + BATCH]
-                rows = by_length[start:start + BATCH]
-                descriptions = [self.entries[i].short_text for i in rows]
-                pending = pool.submit(short.embed, descriptions) if pool is not None else None
-                self.body[start:start + len(part)] = body_vectors(part, chunks)
-                self.desc[rows] = pending.result() if pending is not None else short.embed(descriptions)
+        steps = [(start, by_length[start:start + BATCH]) for start in starts]
+
+        if short is chunks:  # one shared backend (and its cache) stays on one thread
+            for start, rows in steps:
+                self.body[start:start + BATCH] = body_vectors(self.entries[start:start + BATCH], chunks)
+                self.desc[rows] = short.embed([self.entries[i].short_text for i in rows])
+        else:
+            # Two backends (the default pair): the transformer embeds the descriptions on a second thread
+            # (onnxruntime releases the GIL), step after step without waiting for the bodies, while this
+            # thread chunks and pools the bodies. (Waiting for each other at every step left a core idle
+            # whenever a step's short descriptions took less time than its bodies.)
+            stop = threading.Event()
+
+            def describe() -> None:  # stops at the first error, or when the bodies failed
+                for _, rows in steps:
+                    if stop.is_set():
+                        return
+                    self.desc[rows] = short.embed([self.entries[i].short_text for i in rows])
+
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                describing = pool.submit(describe)
+                try:
+                    for start, _ in steps:
+                        if describing.done():
+                            describing.result()  # a model error ends the index now, not after every body
+                        self.body[start:start + BATCH] = body_vectors(self.entries[start:start + BATCH], chunks)
+                    describing.result()
+                finally:
+                    stop.set()
         # Every worker holds this index for the whole session: once embedded, an entry keeps only what a
         # finding names (key, name, path, origin), not its texts (a long SKILL.md body is most of a skill).
         self.entries = [dataclasses.replace(e, description="", body="") for e in self.entries]

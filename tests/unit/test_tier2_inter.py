@@ -310,3 +310,25 @@ def test_the_index_keeps_no_skill_body_once_it_is_embedded() -> None:
         tracemalloc.stop()
     assert [m.other.key for m in index.matches(0)][:1] and index.entries[5].name == "skill-5"
     assert kept < n * 8 * 1024, f"{kept / n / 1024:.0f} KB kept per skill"
+
+
+def test_a_failing_description_model_fails_the_index_and_stops_its_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Descriptions are embedded on their own thread, every step queued at once: a model error must still
+    reach the caller (the item is an ERROR), and the steps after it must not run."""
+    from pytest_skilleval.providers.base import ProviderError
+
+    monkeypatch.setattr(inter, "BATCH", 2)
+    calls = []
+
+    class Failing(embedders.Embedder):
+        model_id, dim = "onnx:failing", 384
+
+        def embed(self, texts):  # type: ignore[no-untyped-def]
+            calls.append(len(texts))
+            raise ProviderError("failing", "server", "the model went away")
+
+    texts = [SkillText(f"s{i}", f"skill-{i}", f"Does task {i}.", f"# Task {i}\n\nStep {i}.\n", f"/x/s{i}") for i in range(8)]
+    pair = embedders.EmbedderPair(CachedEmbedder(Failing(), None), CachedEmbedder(embedders.load_static(), None))
+    with pytest.raises(ProviderError, match="went away"):
+        CatalogIndex(texts, [], pair)
+    assert calls == [2]  # the first step failed; nothing after it was embedded
