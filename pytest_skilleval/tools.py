@@ -19,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -142,10 +143,23 @@ def scanner_env(tool: ToolSpec) -> dict[str, str]:
     return env
 
 
+#: One lock per (tool, executable): threads that ask at once wait for one probe, not start one each.
+_probe_locks: dict[tuple[ToolSpec, str], threading.Lock] = {}
+
+
 def version(tool: ToolSpec) -> str | None:
     """The tool's version, or None when it is missing or does not answer."""
     exe = locate(tool)
-    return None if exe is None else _version_of(tool, exe)
+    if exe is None:
+        return None
+    with _probe_locks.setdefault((tool, exe), threading.Lock()):
+        return _version_of(tool, exe)
+
+
+def ask_version_soon(tool: ToolSpec) -> None:
+    """Start asking the tool's version in a background thread; a later :func:`version` waits for that
+    answer. For a tool whose version costs a whole start-up, asked beside the work that needs it."""
+    threading.Thread(target=version, args=(tool,), name=f"skilleval-version-{tool.name}", daemon=True).start()
 
 
 @functools.cache
