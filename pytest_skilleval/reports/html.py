@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import ChainableUndefined, Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, soft_str
 from pydantic import ValidationError
 
 from pytest_skilleval import atomic
@@ -70,6 +71,17 @@ def points(value: Any) -> str:
 
 def label(agent: str) -> str:
     return LABELS.get(agent, agent)
+
+
+#: The words a badge has a colour for (the page's ``.s-*`` styles); any other word gets ``s-other``.
+BADGE_WORDS = frozenset(("PASS", "PASSED", "FAIL", "FAILED", "ERROR", "INCOMPLETE", "NEUTRAL", "passed", "failed", "incomplete"))
+
+
+def badge(word: Any) -> Markup:
+    """``<span class="badge s-WORD">WORD</span>``, the word escaped: the template's most frequent element
+    (a Jinja macro cost more CPU than writing it, once per check of every skill)."""
+    w = soft_str(word)  # Jinja's ``|string``
+    return Markup('<span class="badge {}">{}</span>').format(f"s-{w}" if w in BADGE_WORDS else "s-other", w)
 
 
 @dataclass
@@ -129,7 +141,8 @@ class Page:
     kpis: list[Kpi]
     failing: Iterable[FailingItem]
     advisory: Iterable[FailingItem]
-    skills: Iterable[dict[str, Any]]
+    skill_rows: list[dict[str, Any]]  # the skills table (skill_row)
+    skills: Iterable[dict[str, Any]]  # each skill's details (skill_view)
     forest: Any
     forest_rows: list[charts.ForestRow]
     pass_k: Any
@@ -456,19 +469,30 @@ def skill_view(sk: Mapping[str, Any]) -> dict[str, Any]:
                        "extra": _extra(a, SHOWN_AGENT), "power": power_lines(a),
                        "overall_of": ", ".join(a.get("overall_dimensions") or [])})
     failing = any(c["result"].get("status") in FAILING for c in checks) or sk.get("verdict") != "PASS"
-    return {"key": sk.get("key"), "name": sk.get("name"), "path": sk.get("path"), "verdict": sk.get("verdict", "?"),
-            "recommended": sk.get("recommended_for_publication"), "quality": sk.get("quality_score"), "digest": sk.get("digest"),
+    return {**skill_row(sk, checks), "name": sk.get("name"), "path": sk.get("path"), "recommended": sk.get("recommended_for_publication"),
+            "digest": sk.get("digest"), "severity": sk.get("severity_counts") or {}, "checks": checks, "agents": agents,
+            "tier3": sk.get("tier3"), "triggers": trigger_view(sk), "open": failing}
+
+
+def skill_row(sk: Mapping[str, Any], checks: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """What the skills table shows of a skill (a part of :func:`skill_view`): made in the page's first pass
+    over the skills, so the table costs no pass of its own (each pass parses every spooled skill again)."""
+    checks = _checks(sk) if checks is None else checks
+    return {"key": sk.get("key"), "verdict": sk.get("verdict", "?"), "quality": sk.get("quality_score"),
             "tiers": [(t, _get(sk, "tiers", t, "status", default="NOT RUN")) for t in ("1", "2", "3")],
-            "severity": sk.get("severity_counts") or {}, "checks": checks, "agents": agents, "tier3": sk.get("tier3"),
-            "triggers": trigger_view(sk), "open": failing, "findings": sum(len(c["result"].get("findings") or []) for c in checks),
+            "findings": sum(len(c["result"].get("findings") or []) for c in checks),
             "lift": next((points(r.get("delta")) for a in _agents(sk) if (r := _lift(a, "overall"))), "—")}
 
 
 def build(doc: Mapping[str, Any]) -> Page:
     skills = _skills(doc)
-    # One pass over the skills for every number and chart (a spooled skill is read from disk and parsed
-    # on each pass); the lists the page shows are read once more each, as they render.
-    tally = {**doc, "skills": [_tally(sk) for sk in skills]}
+    # One pass over the skills for every number, chart and row of the skills table (a spooled skill is read
+    # from disk and parsed on each pass); the lists the page shows in full are read once more each, as they render.
+    tallies, table = [], []
+    for sk in skills:
+        tallies.append(_tally(sk))
+        table.append(skill_row(sk))
+    tally = {**doc, "skills": tallies}
     rows = forest_rows(tally)
     curves = pass_curves(tally)
     costs = cost_points(tally)
@@ -485,7 +509,7 @@ def build(doc: Mapping[str, Any]) -> Page:
                                                              "selection", "duration_s"})]
     extra = {str(sk.get("key")): _extra(sk["tier3"], SHOWN_TIER3) for sk in tally["skills"] if isinstance(sk.get("tier3"), dict)}
     return Page(doc=doc, title=f"skilleval report: {len(skills)} skill(s), {doc.get('overall_status', '?')}", kpis=kpis(tally),
-                failing=blocking, advisory=advisory, skills=Replay(lambda: map(skill_view, skills), len(skills)),
+                failing=blocking, advisory=advisory, skill_rows=table, skills=Replay(lambda: map(skill_view, skills), len(skills)),
                 forest=charts.forest(rows) if rows else None, forest_rows=rows,
                 pass_k=charts.pass_at_k(curves) if curves else None, cost=charts.cost_vs_pass(costs) if costs else None,
                 confusion=confusion_charts(tally), scripted=any(_get(sk, "tier3", "scripted") for sk in tally["skills"]),
@@ -502,6 +526,7 @@ def _environment() -> Environment:
         _ENV = Environment(loader=PackageLoader("pytest_skilleval.reports", "templates"), autoescape=select_autoescape(default=True),
                            undefined=ChainableUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
         _ENV.filters.update(pct=pct, points=points, label=label)
+        _ENV.globals.update(badge=badge)
         _ENV.bytecode_cache = CompiledTemplates(Path(__file__).parent / "templates", _compile_options(_ENV))
     return _ENV
 

@@ -177,3 +177,23 @@ def test_a_document_written_in_chunks_is_whole_and_durable_unless_told_otherwise
     assert written.read_text() == '{"a": 1}' and len(synced) == 1 and leftovers(written.parent) == []
     write_atomic_chunks(tmp_path / "out" / "again.json", ["x"], trusted=tmp_path, durable=False)
     assert len(synced) == 1
+
+
+def test_many_small_chunks_text_and_bytes_are_written_as_given(tmp_path: Path) -> None:
+    """Text chunks are joined before they are encoded and written (a page comes in ~200,000 of them): the
+    bytes are those of the chunks in order, across join boundaries, bytes between texts, multi-byte text."""
+    chunks: list[str | bytes] = []
+    for i in range(40_000):
+        chunks.append(f"é{i}✓\U0001f600" if i % 7 else "")
+        if i % 9_999 == 0:
+            chunks.append(b"\x00raw\xff")
+    chunks.append("x" * (3 * atomic.JOIN_CHARS))
+    chunks.append(b"end")
+    target = atomic.write_atomic_chunks(tmp_path / "page.html", iter(chunks), durable=False)
+    assert target.read_bytes() == b"".join(c.encode("utf-8") if isinstance(c, str) else c for c in chunks)
+
+
+def test_a_chunk_that_cannot_be_encoded_leaves_no_file(tmp_path: Path) -> None:
+    with pytest.raises(UnicodeEncodeError):
+        atomic.write_atomic_chunks(tmp_path / "page.html", iter(["fine", "lone \ud800", "never"]))
+    assert not (tmp_path / "page.html").exists() and leftovers(tmp_path) == []
