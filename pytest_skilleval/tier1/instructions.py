@@ -31,12 +31,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from markdown_it.token import Token
 
 from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill
+from pytest_skilleval.tier1 import rulefiles
 
 RULES_FILE = Path(__file__).resolve().parent / "rules" / "instructions.yaml"
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdc"})
@@ -127,7 +127,7 @@ def parse_rules(data: Any, source: str = "rules") -> tuple[Rule, ...]:
 
 @functools.cache
 def load_rules(path: Path = RULES_FILE) -> tuple[Rule, ...]:
-    return parse_rules(yaml.safe_load(path.read_text("utf-8")), path.name)
+    return parse_rules(rulefiles.load(path), path.name)
 
 
 @functools.cache

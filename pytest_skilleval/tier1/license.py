@@ -29,12 +29,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from pytest_skilleval import safefs
 from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill, parse_markdown
+from pytest_skilleval.tier1 import rulefiles
 
 RULES_FILE = Path(__file__).parent / "rules" / "licenses.yaml"
 LICENSE_FILE = re.compile(r"(?i)^(?:licen[cs]e|copying|unlicense)(?:[-_.][\w.-]*)?$")
@@ -59,7 +59,7 @@ class Rules:
 
 @functools.cache
 def load_rules() -> Rules:
-    data = yaml.safe_load(RULES_FILE.read_text(encoding="utf-8"))
+    data = rulefiles.load(RULES_FILE)
     pairs = [(base_id(str(spdx)), cat, str(spdx)) for cat, ids in data["categories"].items() for spdx in ids]
     prints = tuple((str(fp["id"]), tuple(fp.get("all", ())), tuple(fp.get("none", ()))) for fp in data["fingerprints"])
     return Rules({b: c for b, c, _ in pairs}, {b: s for b, _, s in pairs},

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill
+from pytest_skilleval.tier1 import rulefiles
 
 _RULES_FILE = Path(__file__).parent / "rules" / "pii.yaml"
 _NEWLINE = re.compile("\n")
@@ -65,7 +65,7 @@ def _allow_lists(entry: dict[str, Any]) -> dict[str, frozenset[str]]:
 @functools.cache
 def rules_config() -> _Config:
     """Parse ``rules/pii.yaml`` once per process."""
-    data = yaml.safe_load(_RULES_FILE.read_text(encoding="utf-8"))
+    data = rulefiles.load(_RULES_FILE)
     parsed = tuple(
         _Rule(id=r["id"], severity=Severity.parse(r["severity"]), label=r["label"], pattern=re.compile(r["pattern"], re.MULTILINE),
               suggestion=r["suggestion"], data=r, allow=_allow_lists(r), skip_lines=_opt(r.get("skip_lines")), skip_files=_opt(r.get("skip_files")),

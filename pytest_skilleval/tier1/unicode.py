@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import MANIFEST, Skill
+from pytest_skilleval.tier1 import rulefiles
 
 _RULES_FILE = Path(__file__).parent / "rules" / "unicode.yaml"
 _ZWJ, _ZWNJ, _BOM, _BLACK_FLAG = 0x200D, 0x200C, 0xFEFF, 0x1F3F4
@@ -72,7 +72,7 @@ def _span(pair: list[str]) -> tuple[int, int]:
 @functools.cache
 def rules() -> _Rules:
     """Parse ``rules/unicode.yaml`` once per process."""
-    data = yaml.safe_load(_RULES_FILE.read_text(encoding="utf-8"))
+    data = rulefiles.load(_RULES_FILE)
     by_cp: dict[int, _Category] = {}
     categories: dict[str, _Category] = {}
     klass = []
