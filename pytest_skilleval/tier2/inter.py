@@ -9,6 +9,7 @@ per process; the similarity is one blocked matrix product, not N^2 Python compar
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import threading
@@ -26,12 +27,16 @@ from pytest_skilleval.tier2 import calibration
 from pytest_skilleval.tier2.cache import CachedEmbedder, text_key
 from pytest_skilleval.tier2.chunking import chunk_markdown
 from pytest_skilleval.tier2.embedders import EmbedderPair
+from pytest_skilleval.tier2.embedders.onnx_minilm import OnnxMiniLMEmbedder
 from pytest_skilleval.tier2.similarity import top_matches
 
 MAX_DESCRIPTION = 16_384
 TOP_K = 20  # matches kept per skill: bounds memory on big catalogs, and no one reads the 21st
 BATCH = 256  # skills embedded (and cached) per step, so xdist workers pick up each other's work
 BODY_KIND = "body-pool-v1"
+#: Catalogs from this many skills embed their descriptions in a child process (embedders/child.py):
+#: starting it costs ~1 CPU second, which a few hundred descriptions do not win back.
+PROCESS_AT = 1_000
 
 
 @dataclass(frozen=True)
@@ -141,14 +146,21 @@ class CatalogIndex:
             # whenever a step's short descriptions took less time than its bodies.)
             stop = threading.Event()
 
-            def describe() -> None:  # stops at the first error, or when the bodies failed
+            def describe(embedder: CachedEmbedder) -> None:  # stops at the first error, or when the bodies failed
                 for _, rows in steps:
                     if stop.is_set():
                         return
-                    self.desc[rows] = short.embed([self.entries[i].short_text for i in rows])
+                    self.desc[rows] = embedder.embed([self.entries[i].short_text for i in rows])
 
-            with ThreadPoolExecutor(max_workers=1) as pool:
-                describing = pool.submit(describe)
+            with contextlib.ExitStack() as children, ThreadPoolExecutor(max_workers=1) as pool:
+                describer = short
+                if n >= PROCESS_AT and isinstance(short.inner, OnnxMiniLMEmbedder) and short.inner.build == "dq8":
+                    # The same model in a child process (started on the first description not cached): its
+                    # threads need no interpreter lock from this thread's chunking (embedders/child.py).
+                    from pytest_skilleval.tier2.embedders.child import ChildEmbedder
+
+                    describer = CachedEmbedder(children.enter_context(ChildEmbedder(short.inner)), short.cache)
+                describing = pool.submit(describe, describer)
                 try:
                     for start, _ in steps:
                         if describing.done():
@@ -157,6 +169,8 @@ class CatalogIndex:
                     describing.result()
                 finally:
                     stop.set()
+                if describer is not short:
+                    short.embedded += describer.embedded
         # Every worker holds this index for the whole session: once embedded, an entry keeps only what a
         # finding names (key, name, path, origin), not its texts (a long SKILL.md body is most of a skill).
         self.entries = [dataclasses.replace(e, description="", body="") for e in self.entries]

@@ -332,3 +332,87 @@ def test_a_failing_description_model_fails_the_index_and_stops_its_steps(tmp_pat
     with pytest.raises(ProviderError, match="went away"):
         CatalogIndex(texts, [], pair)
     assert calls == [2]  # the first step failed; nothing after it was embedded
+
+
+CHILD_TEXTS = [d for _n, d, _b in CASES] + [BASE[1], "", "Tune a guitar", "Grüße, 東京, emoji \U0001f600 and tabs\tinside",
+                                            "A much longer description of something else entirely. " * 40]
+
+
+def test_the_child_process_computes_the_parents_vectors() -> None:
+    """Issue 12: a big catalog's descriptions are embedded by the same int8 MiniLM in a child process;
+    every vector must be bitwise the one this process computes (empty, non-ASCII, over 256 tokens)."""
+    from pytest_skilleval.tier2.embedders.child import ChildEmbedder
+
+    local = embedders.load_minilm_dq8()
+    with ChildEmbedder(local) as child:  # type: ignore[arg-type]
+        assert (child.model_id, child.dim) == (local.model_id, local.dim)
+        first, second = child.embed(CHILD_TEXTS), child.embed(CHILD_TEXTS[:3])  # one child, several calls
+        assert child.embed([]).shape == (0, 384)
+    assert np.array_equal(first, local.embed(CHILD_TEXTS)) and np.array_equal(second, first[:3])
+
+
+def test_a_large_catalog_embeds_its_descriptions_in_a_child_process_with_the_same_vectors(tmp_path: Path,
+                                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index of a catalog from PROCESS_AT skills sends its descriptions to a child process: the same
+    description and body vectors as in one process, the child started once, ended and waited for, and
+    not started at all when every description is cached."""
+    from pytest_skilleval.tier2.embedders import child
+
+    started: list[object] = []
+    real_start = child.ChildEmbedder._start
+
+    def spy(self):  # type: ignore[no-untyped-def]
+        proc = real_start(self)
+        if proc not in started:
+            started.append(proc)
+        return proc
+
+    monkeypatch.setattr(child.ChildEmbedder, "_start", spy)
+    monkeypatch.setattr(inter, "BATCH", 4)
+    texts = [SkillText(f"s{i}", f"skill-{i}", d, f"# Skill {i}\n\n{BODIES[i % len(BODIES)]}\n", f"/x/s{i}")
+             for i, d in enumerate(CHILD_TEXTS)]
+
+    def build(process_at: int, store: EmbeddingCache | None = None) -> tuple[CatalogIndex, CachedEmbedder]:
+        monkeypatch.setattr(inter, "PROCESS_AT", process_at)
+        short = CachedEmbedder(embedders.load_minilm_dq8(), store)
+        return CatalogIndex(texts, [], embedders.EmbedderPair(short, CachedEmbedder(embedders.load_static(), None)), worker=(1, 2)), short
+
+    alone, _ = build(10**9)
+    assert not started
+    store = EmbeddingCache(tmp_path, embedders.load_minilm_dq8().model_id)
+    split, short = build(len(texts), store)
+    assert np.array_equal(split.desc, alone.desc) and np.array_equal(split.body, alone.body)
+    assert short.embedded == len(texts) and len(started) == 1 and started[0].returncode == 0  # type: ignore[attr-defined]
+    warm, short = build(len(texts), EmbeddingCache(tmp_path, store.model_id))
+    assert np.array_equal(warm.desc, alone.desc) and short.embedded == 0 and len(started) == 1
+
+
+def test_a_child_process_that_dies_is_a_provider_error() -> None:
+    from pytest_skilleval.providers.base import ProviderError
+    from pytest_skilleval.tier2.embedders.child import ChildEmbedder
+
+    with ChildEmbedder(embedders.load_minilm_dq8()) as child:  # type: ignore[arg-type]
+        proc = child._start()
+        proc.kill()
+        proc.wait()
+        with pytest.raises(ProviderError, match="child process failed"):
+            child.embed(["Tune a guitar"])
+
+
+def test_the_child_reports_a_failed_request_and_keeps_serving() -> None:
+    import io
+    import json
+    import struct
+
+    from pytest_skilleval.tier2.embedders import child
+
+    def request(payload: bytes) -> bytes:
+        return struct.pack("<Q", len(payload)) + payload
+
+    replies = io.BytesIO()
+    child.serve("dq8", 1, io.BytesIO(request(b"not json") + request(json.dumps(["Tune a guitar"]).encode()) + struct.pack("<Q", 0)), replies)
+    data = replies.getvalue()
+    kind, size = struct.unpack("<cQ", data[:9])
+    assert kind == b"e" and b"JSONDecodeError" in data[9:9 + size]
+    kind, size = struct.unpack("<cQ", data[9 + size:18 + size])
+    assert kind == b"v" and size == 384 * 4

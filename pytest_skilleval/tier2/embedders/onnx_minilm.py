@@ -44,6 +44,7 @@ class OnnxMiniLMEmbedder(Embedder):
         except ImportError as exc:
             raise ProviderError("minilm", "config", f"the MiniLM embedder needs onnxruntime and tokenizers: {exc}") from exc
         path, self.model_id = _dq8() if build == "dq8" else _reference()
+        self.build, self.threads = build, threads  # what a child process needs to load the same model
         if hashlib.sha256(VOCAB.read_bytes()).hexdigest() != VOCAB_SHA256:
             raise ProviderError("minilm", "config", f"{VOCAB}: sha256 mismatch")
         self.tokenizer = BertWordPieceTokenizer(str(VOCAB), lowercase=True)
