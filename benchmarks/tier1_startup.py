@@ -13,7 +13,8 @@ their ratio (earlier / this tree) and the load average.
   licence files in the same parent folder);
 - each ``--skills DIR``: the default Tier 1 over DIR at ``-n 0``. Its findings must be the same in
   both trees (``results.json``'s checks, statuses, scores and findings; durations aside), else the
-  benchmark says which differ and exits 1.
+  benchmark says which differ and exits 1; so must the whole results.json (durations, the timestamp
+  and the tool's provenance aside) and every BENCHMARK.md card (its date and evaluator lines aside).
 
     python benchmarks/tier1_startup.py --baseline REV [--repeat 3] [--skills DIR]...
 """
@@ -91,6 +92,24 @@ def findings(report: Path) -> set[tuple]:
     return out
 
 
+def _timeless(value: object) -> object:
+    """JSON data without what differs run to run: durations, the timestamp, the tool's provenance."""
+    if isinstance(value, dict):
+        return {k: _timeless(v) for k, v in value.items() if k not in ("duration_s", "generated_at", "tool")}
+    if isinstance(value, list):
+        return [_timeless(v) for v in value]
+    return value
+
+
+def documents(report: Path) -> tuple[object, dict[str, str]]:
+    """results.json (durations, timestamp and tool aside) and every BENCHMARK.md card (its date and
+    evaluator lines aside): what must not change when only speed does."""
+    cards = {str(p.relative_to(report)): "\n".join(line for line in p.read_text().splitlines()
+                                                     if not line.startswith(("- Evaluation date", "- Evaluator version")))
+             for p in sorted(report.rglob("BENCHMARK.md"))}
+    return _timeless(json.loads((report / "results.json").read_text())), cards
+
+
 def side_by_side(name: str, trees: dict[str, Path], measure: Callable[[str, Path], float], repeat: int, unit: str = "s") -> None:
     best = {}
     for label, src in trees.items():
@@ -152,6 +171,14 @@ def main() -> None:
                     print("   +", row)
             else:
                 print(f"  same findings over {folder} ({len(after)} statuses and findings)")
+            (doc_before, cards_before), (doc_after, cards_after) = documents(work["baseline"] / "report"), documents(work["this tree"] / "report")
+            changed = sorted(k for k in cards_before.keys() | cards_after.keys() if cards_before.get(k) != cards_after.get(k))
+            if doc_before != doc_after or changed:
+                differ = True
+                print(f"  results.json {'differs' if doc_before != doc_after else 'the same'} (durations, timestamp and tool aside); "
+                      f"{len(changed)} card(s) differ: {changed[:5]}")
+            else:
+                print(f"  same results.json (durations, timestamp and tool aside) and the same {len(cards_after)} cards (date and version aside)")
         print(f"\nload average at the end: {load()}; {time.strftime('%H:%M:%S')}")
         sys.exit(1 if differ else 0)
 

@@ -25,7 +25,7 @@ from collections.abc import Generator
 import pytest
 
 from pytest_skilleval import terminalstats
-from pytest_skilleval.collect import RESULT_PROPERTY
+from pytest_skilleval.collect import RESULT_PROPERTY, CheckItem
 from pytest_skilleval.terminalstats import MARKER
 
 #: The records items publish for the controller (the names of their own modules, kept in step by
@@ -37,7 +37,7 @@ RERUN_EXCINFOS = "_rerun_condition_excinfos"
 
 def after_item(item: pytest.Item) -> None:
     """Called once the item's protocol is over: every report is out, every rerun done."""
-    if item.get_closest_marker(MARKER) is None:
+    if not isinstance(item, CheckItem) and item.get_closest_marker(MARKER) is None:  # a check item always has it
         return
     item.user_properties[:] = [(k, v) for k, v in item.user_properties if k not in PUBLISHED]
     kept = getattr(item, RERUN_EXCINFOS, None)

@@ -48,6 +48,10 @@ _SEVERITY_RANK = {
 }
 
 
+#: Each severity's key in counts, worst first (an enum's ``value`` is a property: looked up per call it cost more than the count).
+_SEVERITY_KEY = {s: s.value.lower() for s in Severity}
+
+
 class Status(str, enum.Enum):
     """Final status of a check after the gate has looked at it."""
 
@@ -134,9 +138,9 @@ class CheckResult(BaseModel):
         return sorted(self.findings, key=Finding.sort_key)
 
     def severity_counts(self) -> dict[str, int]:
-        counts = {s.value.lower(): 0 for s in Severity}
+        counts = dict.fromkeys(_SEVERITY_KEY.values(), 0)
         for f in self.findings:
-            counts[f.severity.value.lower()] += 1
+            counts[_SEVERITY_KEY[f.severity]] += 1
         return counts
 
     def encodable(self) -> CheckResult:
