@@ -416,3 +416,17 @@ def test_the_child_reports_a_failed_request_and_keeps_serving() -> None:
     assert kind == b"e" and b"JSONDecodeError" in data[9:9 + size]
     kind, size = struct.unpack("<cQ", data[9 + size:18 + size])
     assert kind == b"v" and size == 384 * 4
+
+
+def test_a_call_mixing_cached_repeated_and_new_texts_gets_each_its_own_vector(tmp_path: Path) -> None:
+    """Cached rows are gathered pack by pack, repeats and new texts filled in: every row must be bitwise
+    what the text gets from a call of its own with nothing cached (float16 precision either way)."""
+    model = embedders.load_static()
+    a, b, c, d = "Parse CSV files and report columns.", "Bump versions from commits.", "Tune a guitar.", ""
+    store = CachedEmbedder(model, EmbeddingCache(tmp_path, model.model_id))
+    store.embed([a])
+    store.embed([b, a])  # a second pack
+    texts = [b, c, a, a, d, c, b, "Knead the dough."]
+    got = CachedEmbedder(model, EmbeddingCache(tmp_path, model.model_id)).embed(texts)
+    alone = np.stack([CachedEmbedder(model, None).embed([t])[0] for t in texts])
+    assert np.array_equal(got, alone)
