@@ -166,14 +166,16 @@ def _inline_segment(toks: list[Token]) -> Segment:
             parts.append(" | ")
             size += 3
         for child in tok.children or ():
-            if child.type in ("softbreak", "hardbreak"):
-                piece = "\n"
-            elif child.type in ("text", "code_inline", "html_inline", "image"):
+            kind = child.type
+            if kind == "text" or kind == "html_inline" or kind == "image":
                 piece = child.content
+            elif kind == "code_inline":
+                piece = child.content
+                spans.append((size, size + len(piece)))
+            elif kind == "softbreak" or kind == "hardbreak":
+                piece = "\n"
             else:
                 continue
-            if child.type == "code_inline":
-                spans.append((size, size + len(piece)))
             parts.append(piece)
             size += len(piece)
     first = toks[0].map if toks and toks[0].map else None
@@ -183,23 +185,24 @@ def _inline_segment(toks: list[Token]) -> Segment:
 def segments(tokens: list[Token]) -> Iterator[Segment]:
     row: list[Token] | None = None  # inline tokens of the table row being read
     for tok in tokens:
-        if tok.type == "tr_open":
-            row = []
-        elif tok.type == "tr_close" and row is not None:
-            if row:
-                yield _inline_segment(row)
-            row = None
-        elif tok.type == "fence" and tok.map:
-            yield Segment("code", tok.content, tok.map[0] + 2, info=(tok.info.split() or [""])[0].lower())
-        elif tok.type == "code_block" and tok.map:
-            yield Segment("code", tok.content, tok.map[0] + 1)
-        elif tok.type == "html_block" and tok.map:
-            yield Segment("html", tok.content, tok.map[0] + 1)
-        elif tok.type == "inline":
+        kind = tok.type
+        if kind == "inline":  # the most common token first
             if row is not None:
                 row.append(tok)
             else:
                 yield _inline_segment([tok])
+        elif kind == "tr_open":
+            row = []
+        elif kind == "tr_close" and row is not None:
+            if row:
+                yield _inline_segment(row)
+            row = None
+        elif kind == "fence" and tok.map:
+            yield Segment("code", tok.content, tok.map[0] + 2, info=(tok.info.split() or [""])[0].lower())
+        elif kind == "code_block" and tok.map:
+            yield Segment("code", tok.content, tok.map[0] + 1)
+        elif kind == "html_block" and tok.map:
+            yield Segment("html", tok.content, tok.map[0] + 1)
 
 
 def _sentence(text: str, start: int, end: int) -> tuple[str, str]:
@@ -285,11 +288,15 @@ class InstructionsCheck(Check):
             whole = " ".join(seg.lower for seg in segs)
             present = {k for k in _keywords(rules) if k in whole}
             candidates = [r for r in rules if not r.keywords or not present.isdisjoint(r.keywords)]
+            every_segment = any(not r.keywords for r in candidates)
             # Then per segment, the few keywords the file holds instead of every rule's every keyword:
             # a rule is tried on a segment exactly when one of its keywords is in it (as in _matches).
+            # Two segments in three hold none: no rule to try there unless a rule has no keywords.
             for seg in segs:
                 low = seg.lower
                 here = {k for k in present if k in low}
+                if not here and not every_segment:
+                    continue
                 for rule in candidates:
                     if rule.keywords and here.isdisjoint(rule.keywords):
                         continue

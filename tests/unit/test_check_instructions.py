@@ -204,3 +204,12 @@ def test_check_is_registered_through_the_hook(pytester: pytest.Pytester) -> None
     result = pytester.runpytest("--skills", "skills", "--skilleval-checks=instructions", "-q")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*CRITICAL*SKILL.md:10*[[]instructions.destructive.rm-rf-root[]]*"])
+
+
+def test_a_rule_without_keywords_is_tried_on_every_segment(make_skill: MakeSkill, monkeypatch: pytest.MonkeyPatch) -> None:
+    # segments holding no keyword of any rule are skipped, unless a rule has no keywords
+    plain = ins.parse_rules({"rules": [{"id": "x.plain", "severity": "HIGH", "where": "any", "pattern": "zebra", "message": "m"}]})
+    packaged = ins.load_rules()
+    monkeypatch.setattr(ins, "load_rules", lambda: packaged + plain)
+    result = scan(make_skill, "# Demo\n\nA zebra.\n\n| a zebra |\n|---|\n\n```\nzebra\n```\n")
+    assert sorted(f.line for f in result.findings if f.rule == P + "x.plain") == [7, 9, 13]
