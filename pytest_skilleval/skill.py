@@ -207,7 +207,11 @@ class Skill:
         return self._markdown_tokens[rel]
 
     def headings(self) -> list[tuple[int, str, int]]:
-        """(level, text, line) of every heading in the body."""
+        """(level, text, line) of every heading in the body (the same list for every check: read, never change it)."""
+        return self._headings
+
+    @functools.cached_property
+    def _headings(self) -> list[tuple[int, str, int]]:
         out = []
         toks = self.body_tokens
         for i, tok in enumerate(toks):

@@ -49,6 +49,9 @@ _SKILL_VAR_PREFIX = re.compile(_SKILL_VAR + r"[/\\]")
 #: (``https://x/scripts/a``), other folders' subpaths (``src/scripts/a``) and home/abs paths.
 _CODE_PATH = re.compile(
     rf"(?:(?<![\w/\\.~$@:%-])(?:\./)?(?=(?:{'|'.join(RESOURCE_DIRS)})[/\\])|{_SKILL_VAR}[/\\])([^\s'\"`()|;,=]+)")
+#: What every _CODE_PATH match holds (a resource folder's name or a skill-root variable's): code without
+#: any of them is not searched, and most code lines and spans have none.
+_CODE_PATH_NEEDS = (*RESOURCE_DIRS, "SKILL_", "baseDir", "CLAUDE_PLUGIN_ROOT")
 _PLACEHOLDER = re.compile(r"[<>{}*?\[\]$%…]|\.\.\.|\bX{3,}\b|\b(?:your|my)[-_]|\b(?:file-?name|foo|bar|baz)\b|^[A-Z0-9]+_[A-Z0-9_]+$")
 #: A file name with an extension: extensionless code mentions are mostly folders of the user's
 #: project ("scripts under `scripts/azd`"), which the skill cannot be expected to ship.
@@ -131,6 +134,8 @@ def _html_refs(rel: str, tokens: list[Token]) -> Iterator[Ref]:
 def _code_refs(rel: str, tokens: list[Token]) -> Iterator[Ref]:
     for tok in tokens:
         if tok.type in ("fence", "code_block") and tok.map:
+            if not _may_hold_code_path(tok.content):
+                continue
             first = tok.map[0] + (2 if tok.type == "fence" else 1)
             for offset, text in enumerate(tok.content.splitlines()):
                 for path in _code_paths(text):
@@ -144,7 +149,13 @@ def _code_refs(rel: str, tokens: list[Token]) -> Iterator[Ref]:
                         yield Ref(path, rel, line, code=True)
 
 
+def _may_hold_code_path(text: str) -> bool:
+    return any(needle in text for needle in _CODE_PATH_NEEDS)
+
+
 def _code_paths(text: str) -> Iterator[str]:
+    if not _may_hold_code_path(text):
+        return
     for m in _CODE_PATH.finditer(text):
         path = _LINE_SUFFIX.sub("", m.group(1).rstrip(_TRAILING))
         if _FILE_NAME.search(path) and not _PLACEHOLDER.search(path) and "://" not in path:

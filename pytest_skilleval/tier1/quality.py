@@ -38,6 +38,7 @@ import functools
 import posixpath
 import re
 from collections.abc import Callable
+from itertools import islice
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -120,6 +121,11 @@ def _strings(value: object, depth: int = 0) -> list[str]:
     return [value] if isinstance(value, str) else []
 
 
+WORD = re.compile(r"\w+")
+#: The most words a rule asks for (``body-too-short`` of a guide-only skill): :attr:`Facts.words` stops there.
+WORDS_COUNTED = 150
+
+
 class Facts:
     """What the rules look at, computed once per skill so that each rule is one expression."""
 
@@ -129,8 +135,9 @@ class Facts:
         self.raw_name: object = skill.meta.get("name")
         self.description = skill.description.strip()
         self.body_lines = skill.body.split("\n")
-        # words, not lines: one long paragraph is one line and may still be a whole instruction
-        self.words = len(re.findall(r"\w+", skill.body))
+        # words, not lines: one long paragraph is one line and may still be a whole instruction; counted
+        # only as far as a rule looks (a 300 KB body is not split into a list of its words for that)
+        self.words = sum(1 for _ in islice(WORD.finditer(skill.body), WORDS_COUNTED))
         self.headings = skill.headings()
         self.files = [e.rel for e in skill.files()]
         self.scripts = [r for r in self.files if r.startswith("scripts/") and posixpath.splitext(r)[1].lower() in SCRIPT_SUFFIXES]
@@ -293,7 +300,7 @@ RULES: tuple[Rule, ...] = (
          else "no metadata.tags", strict_only=True),
     # a guide has nothing but its text; a skill with scripts or resources may say less in SKILL.md
     Rule(C, "body-too-short", 15, lambda f: f"body has {f.words} words; a {f.skill_type} skill needs at least {least}"
-         if f.words < (least := 150 if f.skill_type == "guide-only" else 50) else None),
+         if f.words < (least := WORDS_COUNTED if f.skill_type == "guide-only" else 50) else None),
     # heavy on purpose: a good description over an empty body must still land under 70
     Rule(C, "body-nearly-empty", 45, lambda f: f"body has only {f.words} words: no instructions to follow"
          if f.words < 30 else None),

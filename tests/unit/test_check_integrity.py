@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import manifest, require, rules, run_check, write_skill
+from conftest import CORPUS, manifest, require, rules, run_check, write_skill
 
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill
@@ -273,3 +273,35 @@ def test_syntax_checks_without_shell_or_javascript_need_no_temporary_folder(make
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-folder"))
     result = run_check(IntegrityCheck(), skill)
     assert ("integrity.script-syntax", "scripts/bad.py") in {(f.rule, f.file) for f in result.findings}
+
+
+def _code_paths_unfiltered(text: str) -> list[str]:
+    """_code_paths as it was before its substring pre-filter: the regex on every text."""
+    out = []
+    for m in integrity._CODE_PATH.finditer(text):
+        path = integrity._LINE_SUFFIX.sub("", m.group(1).rstrip(integrity._TRAILING))
+        if integrity._FILE_NAME.search(path) and not integrity._PLACEHOLDER.search(path) and "://" not in path:
+            out.append(m.group(0)[: m.start(1) - m.start(0)] + path)
+    return out
+
+
+@pytest.mark.parametrize("text", [
+    "python scripts/run.py --x", "see references\\guide.md", "cp assets/logo.png .", "./scripts/a.sh",
+    "${SKILL_DIR}/data/x.json", "$CLAUDE_SKILL_ROOT/x.py", "{baseDir}/tools/t.py", "${CLAUDE_PLUGIN_ROOT}/bin/x.sh",
+    "$MY_SKILL_PATH\\x.ps1", "Scripts/run.py", "src/scripts/a.py", "no path here", ""])
+def test_code_paths_prefilter_changes_nothing(text: str) -> None:
+    assert list(integrity._code_paths(text)) == _code_paths_unfiltered(text)
+
+
+def test_code_paths_prefilter_changes_nothing_over_the_corpus() -> None:
+    require(CORPUS.is_dir(), f"the shared corpus is not at {CORPUS}")
+    lines = 0
+    for path in sorted(CORPUS.rglob("*.md")):
+        try:
+            text = path.read_text("utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        for line in text.splitlines():
+            lines += 1
+            assert list(integrity._code_paths(line)) == _code_paths_unfiltered(line), (path, line)
+    assert lines > 100_000

@@ -445,3 +445,17 @@ def test_description_that_never_says_when_is_a_medium_finding(make_skill: MakeSk
     assert len(found) == 1 and found[0].severity is Severity.MEDIUM and found[0].line == 3
     good = run_check(QualityCheck(), good_skill(make_skill))
     assert "quality.no-when" not in {f.rule for f in good.findings}
+
+
+@pytest.mark.parametrize(("words", "short", "nearly_empty"), [(0, True, True), (29, True, True), (30, True, False),
+                                                               (149, True, False), (150, False, False), (20_000, False, False)])
+def test_body_word_count_around_the_thresholds(make_skill: MakeSkill, words: int, short: bool, nearly_empty: bool) -> None:
+    # words are counted only as far as a rule looks (150): the verdicts and the counts the messages
+    # quote must be those of a whole count
+    body = "\n# Guide\n\n" + " ".join(f"w{n}" for n in range(words - 1)) + "\n" if words else "\n"
+    facts = quality.Facts(good_skill(make_skill, body=body))  # a guide-only skill: 150 words at least
+    reasons = {d.rule: d.reason for d in run_check(QualityCheck(), good_skill(make_skill, body=body)).deductions}
+    assert ("body-too-short" in reasons) is short and ("body-nearly-empty" in reasons) is nearly_empty
+    if short:
+        assert reasons["body-too-short"].startswith(f"body has {words} words;")
+    assert facts.words == min(words, quality.WORDS_COUNTED)
