@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from conftest import manifest, run_check, write_skill
+from conftest import CORPUS, manifest, require, run_check, write_skill
 
 from pytest_skilleval.results import CheckResult, Finding, Severity, Status
+from pytest_skilleval.roots import find_skills
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier1 import instructions as ins
 
@@ -213,3 +214,41 @@ def test_a_rule_without_keywords_is_tried_on_every_segment(make_skill: MakeSkill
     monkeypatch.setattr(ins, "load_rules", lambda: packaged + plain)
     result = scan(make_skill, "# Demo\n\nA zebra.\n\n| a zebra |\n|---|\n\n```\nzebra\n```\n")
     assert sorted(f.line for f in result.findings if f.rule == P + "x.plain") == [7, 9, 13]
+
+
+def _keywords_one_by_one(segs: list[ins.Segment], keywords: tuple[str, ...]) -> list[set[str]]:
+    """What segment_keywords means: each keyword tested against each segment's ``lower``."""
+    return [{k for k in keywords if k in seg.lower} for seg in segs]
+
+
+@pytest.fixture(params=["automaton", "substring tests"])
+def keyword_search(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways segment_keywords finds keywords: the Aho-Corasick automaton and, without its wheel, ``in``."""
+    if request.param == "automaton":
+        require(ins.ahocorasick_rs is not None, "ahocorasick-rs is not installed")
+    else:
+        monkeypatch.setattr(ins, "ahocorasick_rs", None)
+    ins._keyword_finder.cache_clear()
+    request.addfinalizer(ins._keyword_finder.cache_clear)
+    return str(request.param)
+
+
+def test_segment_keywords_are_each_segments_own(keyword_search: str) -> None:
+    # overlapping and nested keywords, a keyword across two segments (never either's), non-ASCII text
+    # before a match (offsets are characters), empty segments, folded whitespace and case
+    keywords = ("nc", "once", "rm ", "rm", "you are now", " mode", "&", "ünï", "x y")
+    texts = ["é nc", "", "once", "rm", "-rf x", "you are\nnow", "YOU  ARE NOW", "god mode", "ünïcode &", "x", "y", "  "]
+    segs = [ins.Segment("prose", t, n + 1) for n, t in enumerate(texts)]
+    assert ins.segment_keywords(segs, keywords) == _keywords_one_by_one(segs, keywords)
+    assert ins.segment_keywords(segs, keywords)[9:11] == [set(), set()]  # "x y" only across segments
+    assert ins.segment_keywords([], keywords) == [] and ins.segment_keywords(segs, ()) == [set()] * len(segs)
+
+
+def test_segment_keywords_over_the_corpus(keyword_search: str) -> None:
+    require(CORPUS.is_dir(), f"the shared corpus is not at {CORPUS}")
+    keywords, files = ins._keywords(ins.load_rules()), 0
+    for root in find_skills(CORPUS):
+        for _rel, segs in ins.documents(Skill(root, root.name)):
+            files += 1
+            assert ins.segment_keywords(segs, keywords) == _keywords_one_by_one(segs, keywords), root
+    assert files > 1500
