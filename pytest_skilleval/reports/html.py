@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import ChainableUndefined, Environment, PackageLoader, select_autoescape
-from markupsafe import Markup, soft_str
+from markupsafe import Markup, escape, soft_str
 from pydantic import ValidationError
 
 from pytest_skilleval import atomic
@@ -81,7 +81,7 @@ def badge(word: Any) -> Markup:
     """``<span class="badge s-WORD">WORD</span>``, the word escaped: the template's most frequent element
     (a Jinja macro cost more CPU than writing it, once per check of every skill)."""
     w = soft_str(word)  # Jinja's ``|string``
-    return Markup('<span class="badge {}">{}</span>').format(f"s-{w}" if w in BADGE_WORDS else "s-other", w)
+    return Markup(f'<span class="badge {"s-" + w if w in BADGE_WORDS else "s-other"}">{escape(w)}</span>')  # the class: a known word
 
 
 @dataclass

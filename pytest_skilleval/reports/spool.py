@@ -22,13 +22,16 @@ class Spool:
     def __init__(self) -> None:
         self._file: IO[bytes] | None = None
         self._end = 0
+        self._at_end = True  # the file's position: a buffered file's seek writes out its buffer, one system call per record
         self._index: dict[str, dict[str, tuple[int, int]]] = {}
 
     def add(self, group: str, name: str, text: str) -> None:
         data = text.encode("utf-8")
         if self._file is None:
             self._file = tempfile.TemporaryFile(prefix="skilleval-spool-")
-        self._file.seek(self._end)
+        if not self._at_end:
+            self._file.seek(self._end)
+            self._at_end = True
         self._file.write(data)
         self._index.setdefault(group, {})[name] = (self._end, len(data))
         self._end += len(data)
@@ -48,6 +51,7 @@ class Spool:
             return
         self._file.flush()
         for offset, size in list(self._index.get(group, {}).values()):
+            self._at_end = False  # again at every record: an add between two may have moved it back to the end
             self._file.seek(offset)
             yield self._file.read(size).decode("utf-8")
 
@@ -57,3 +61,4 @@ class Spool:
             self._file = None
         self._index.clear()
         self._end = 0
+        self._at_end = True
