@@ -171,3 +171,23 @@ def test_a_spooled_catalog_is_read_a_few_times_per_page_not_once_per_aggregate()
     page = html.render({**plain, "skills": html.Replay(spooled, 4)})
     assert page == html.render(plain)
     assert passes == 4, passes
+
+
+def test_the_pages_environment_reads_dicts_as_jinja_does() -> None:
+    """``x.name`` on a plain dict skips Jinja's failing attribute lookup, with Jinja's answer: a dict's own
+    attribute first (``items``, even when a key has that name), else the item, else undefined; other
+    objects and dict subclasses as Jinja reads them."""
+    from jinja2 import ChainableUndefined, Environment
+
+    class Sub(dict):  # type: ignore[type-arg]
+        name = "attribute"
+
+    class Obj:
+        name = "object"
+
+    text = ("{{ d.name }}|{{ d.items is callable }}|{{ d.missing }}|{{ d.missing.deeper }}|{{ d.nested.inner }}|{{ s.name }}|"
+            "{{ o.name }}|{{ o.missing }}|{{ d['items'] }}|{{ d.__class__.__name__ }}|{{ e.name }}")
+    values = {"d": {"name": "<b>item</b>", "items": "a key", "nested": {"inner": 1}}, "s": Sub(name="item"), "o": Obj(), "e": {}}
+    plain = Environment(autoescape=True, undefined=ChainableUndefined).from_string(text).render(**values)
+    page = html._environment().from_string(text).render(**values)
+    assert page == plain == "&lt;b&gt;item&lt;/b&gt;|True|||1|attribute|object||a key|dict|"
