@@ -9,6 +9,9 @@ passes skip (it only moves list heads); ``gc.unfreeze()`` in ``pytest_unconfigur
 first final pass, gives it all back, so the last pass still finds every cycle and every unraisable
 exception, and nothing outlives the run.
 
+While items run, every ``FREEZE_EVERY`` items what they left behind and is still alive joins the
+frozen (:func:`freeze_kept`).
+
 Frozen only in a run of skills alone (skill trees named, no other test path): the imports at the
 end of ``pytest_configure``, then the collected tree once collection is over. Any other run keeps the
 collector as it was: the plugin is loaded by every pytest run in the environment, and a user's
@@ -51,6 +54,26 @@ def freeze_collected(session: pytest.Session, ours: type[pytest.Item]) -> None:
     else:
         gc.unfreeze()
         session.config.stash[FROZE] = False
+
+
+#: Items between two freezes of what a frozen run has kept so far (:func:`freeze_kept`).
+FREEZE_EVERY = 500
+_ITEMS_RUN = pytest.StashKey[int]()
+
+
+def freeze_kept(config: pytest.Config) -> None:
+    """After each item of a frozen run; every ``FREEZE_EVERY`` items what is still alive joins the frozen.
+
+    A run keeps what its items leave (pytest's reports, above all), so each full pass walked more: over
+    the corpus, 25 passes grew from 23 to 100 ms, 1.3 s of CPU. A full pass over what is not frozen
+    (only what was made since the last freeze) first frees the garbage among it; what is frozen and
+    dies later is freed by reference counting as ever, and a cycle among it at the thaw."""
+    if not config.stash.get(FROZE, False):
+        return
+    done = config.stash[_ITEMS_RUN] = config.stash.get(_ITEMS_RUN, 0) + 1
+    if done % FREEZE_EVERY == 0:
+        gc.collect()
+        gc.freeze()
 
 
 def thaw(config: pytest.Config) -> None:

@@ -242,11 +242,13 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
-    """Once an item's reports are out, what it published and what failed in it leave it (release.py)."""
+    """Once an item's reports are out, what it published and what failed in it leave it (release.py),
+    and now and then what the run keeps leaves the collector's full passes (heap.py)."""
     try:
         return (yield)
     finally:
         release.after_item(item)
+        heap.freeze_kept(item.config)
 
 
 @pytest.hookimpl(trylast=True)
