@@ -325,7 +325,7 @@ class InstructionsCheck(Check):
             blocks += sum(s.kind == "code" for s in segs)
             # A rule is tried on a segment exactly when one of its keywords is in it (as in _matches), or
             # when it has none; two segments in three hold no keyword of any rule.
-            for seg, here in zip(segs, segment_keywords(segs, _keywords(rules))):
+            for seg, here in zip(segs, segment_keywords(segs, _keywords(rules)), strict=True):
                 if not here and not every_segment:
                     continue
                 for rule in rules:

@@ -38,9 +38,9 @@ import functools
 import posixpath
 import re
 from collections.abc import Callable
-from itertools import islice
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
+from itertools import islice
 
 import pytest
 
