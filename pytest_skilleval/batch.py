@@ -17,13 +17,6 @@ them without evidence because a scanner run failed as a whole (it crashed, timed
 resource limits, printed garbage) or the check raised, those skills are scanned again in halves,
 down to one skill per scan, so only the culprit keeps the failure, with its cause. A missing tool is
 not retried (it fails every skill alike), nor is evidence missing for one skill only.
-
-A process that scans alone (no xdist share protocol) starts its scans when the run loop starts, in
-background threads (:meth:`Batcher.prefetch`): the scanners are other processes, so their start-up
-and scanning overlap this process's own checks on another core, and an item waits only for the scan
-that holds its skill. A check that scans a whole catalog in one process (gitleaks) scans the first
-1/LEAD_SHARE of it in a process of its own beside the rest: the first item waits for that small scan,
-and by the time this process has run the lead's other checks the rest is scanned too.
 """
 
 from __future__ import annotations
@@ -32,10 +25,8 @@ import abc
 import hashlib
 import json
 import os
-import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import ClassVar
 
@@ -55,10 +46,6 @@ MAX_BATCH_BYTES = 64 * 1024 * 1024
 #: holds (about 2·log2 of its size per culprit, and a larger batch — gitleaks takes a whole run's
 #: skills in one — holds more culprits); past it the remaining suspects keep the batch's failure.
 MAX_ISOLATION_SCANS = 32
-#: The lead batch's share of a catalog (``BatchedCheck.lead_batch_from``). Our other checks take ~20 ms
-#: per skill and gitleaks under 1 ms: with 1/16 of the catalog in the lead, the rest is scanned before
-#: the items reach it, while the lead's own scan stays close to the scanner's start-up.
-LEAD_SHARE = 16
 
 
 class BatchedCheck(Check):
@@ -76,10 +63,6 @@ class BatchedCheck(Check):
     #: Skills per scanner run at most (``MAX_BATCH_BYTES`` bounds a run's bytes too). A scanner whose
     #: start-up outweighs its memory per skill (gitleaks) raises it.
     batch_skills: ClassVar[int] = MAX_BATCH_SKILLS
-    #: With at least this many skills to scan, a lead batch (``LEAD_SHARE``) is scanned beside the rest
-    #: (see the module docstring). A second scanner start-up costs CPU on another core; it pays only
-    #: when the rest takes long to scan. None: never.
-    lead_batch_from: ClassVar[int | None] = None
 
     @abc.abstractmethod
     def scan(self, skills: Sequence[Skill], ctx: CheckContext) -> dict[Path, CheckResult]:
@@ -176,54 +159,19 @@ class Batcher:
         self.targets: dict[str, list[Path]] = {}
         self._memo: dict[tuple[str, Path], CheckResult] = {}
         self._fps: dict[tuple[str, Path], str] = {}
-        self._pending: dict[tuple[str, Path], Future[None]] = {}
-        self._pool: ThreadPoolExecutor | None = None
-        self._lock = threading.Lock()
         self.scanned = 0  # skills actually handed to a scanner in this process
-
-    def prefetch(self, checks: Sequence[Check], ctx: CheckContext) -> None:
-        """Start scanning each batched check's targets in the background (see the module docstring).
-        Not under the xdist share protocol, whose claims decide at run time who scans what."""
-        if not self._scans_alone():
-            return
-        for check in checks:
-            roots = self.targets.get(check.name)
-            if not isinstance(check, BatchedCheck) or not roots:
-                continue
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(thread_name_prefix="skilleval-scan")
-            lead = max(1, len(roots) // LEAD_SHARE)
-            split = check.lead_batch_from is not None and len(roots) >= check.lead_batch_from
-            for part in ([roots[:lead], roots[lead:]] if split else [roots]):
-                future = self._pool.submit(self._scan, check, part, ctx)
-                for root in part:
-                    self._pending[(check.name, root)] = future
-
-    def close(self) -> None:
-        """Wait for the scans in flight and drop those not started: a run that ends early (maxfail,
-        Ctrl-C) leaves no scanner behind it."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
-        self._pending.clear()
-
-    def _scans_alone(self) -> bool:
-        return self.worker_count == 1 or self.coord_dir is None or self.cache is None
 
     def set_targets(self, check: str, roots: Sequence[Path]) -> None:
         self.targets[check] = list(dict.fromkeys(roots))
 
     def result(self, check: BatchedCheck, skill: Skill, ctx: CheckContext) -> CheckResult:
         key = (check.name, skill.root)
-        pending = self._pending.pop(key, None)
-        if pending is not None:
-            pending.result()  # a crash of the scan itself (a bug, not the scanner's failure) is this item's
         if key in self._memo:
             return self._memo[key]
         roots = self.targets.get(check.name) or [skill.root]
         if skill.root not in roots:
             roots = [skill.root]
-        if self._scans_alone():
+        if self.worker_count == 1 or self.coord_dir is None or self.cache is None:
             self._scan(check, roots, ctx)
         else:
             shares = [roots[i::self.worker_count] for i in range(self.worker_count)]
@@ -312,8 +260,7 @@ class Batcher:
         return None if self._from_cache(check, root, ctx) else skill
 
     def _scan_batch(self, check: BatchedCheck, skills: Sequence[Skill], ctx: CheckContext) -> None:
-        with self._lock:  # scans of a prefetch run in several threads
-            self.scanned += len(skills)
+        self.scanned += len(skills)
         for root, result in check._scan_now(skills, ctx).items():
             self._memo[(check.name, root)] = result
             if self.cache is not None and result.status is Status.PASSED:

@@ -12,7 +12,7 @@ import pytest
 
 from pytest_skilleval import config as config_mod
 from pytest_skilleval import heap, hookspecs, release, roots, shard, state, terminalstats
-from pytest_skilleval.checks import CheckContext, CheckRegistry, UsageError
+from pytest_skilleval.checks import CheckRegistry, UsageError
 from pytest_skilleval.collect import ROOT_HOOKS, CheckItem, RootHooks, SkillDirectory, SkillPathway, SkillTree, is_skill_dir
 
 MARKERS = (
@@ -220,23 +220,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     heap.thaw(config)
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtestloop(session: pytest.Session) -> None:
-    """The scanners start with the run loop, beside the checks (batch.py); not in a run that only
-    collects, nor in one that its collection errors stop before the first item."""
-    run = session.config.stash.get(state.RUN_STATE, None)
-    option = session.config.option
-    if run is None or option.collectonly or (session.testsfailed and not option.continue_on_collection_errors):
-        return
-    run.batcher.prefetch(run.selected_checks(tier=1), CheckContext(settings=run.settings, batcher=run.batcher))
-
-
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Before the terminal summary: pytest's failure summary is quadratic in the items otherwise.
-    A run that ended early waits for the scans in flight and drops the rest (batch.py)."""
-    run = session.config.stash.get(state.RUN_STATE, None)
-    if run is not None:
-        run.batcher.close()
+    """Before the terminal summary: pytest's failure summary is quadratic in the items otherwise."""
     terminalstats.drop_silent_setup_teardown(session.config)
 
 

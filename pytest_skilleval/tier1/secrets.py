@@ -225,10 +225,6 @@ class SecretsCheck(BatchedCheck):
     #: gitleaks spends ~0.6 s of CPU compiling its rules before it reads a file, and reads one file at a
     #: time: only the byte budget (batch.MAX_BATCH_BYTES) splits its runs, so a catalog is one process.
     batch_skills: ClassVar[int] = 1_000_000
-    #: That one process takes ~1 s for the 754-skill corpus, nearly all of it the first item's wait; a
-    #: lead batch costs ~0.5 s of CPU on another core and cuts the wait to about its own start-up.
-    #: Below a few hundred skills the rest scans in a fraction of that start-up.
-    lead_batch_from: ClassVar[int | None] = 300
 
     @staticmethod
     def engine() -> tuple[str, str]:
