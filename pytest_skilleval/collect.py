@@ -200,7 +200,10 @@ class CheckItem(_OutsideSkillHooks, pytest.Item):
         skill = self.parent.parent  # type: ignore[union-attr]
         where = skill.stash.get(SKILL_FILE_LOCATION, None)
         if where is None:
-            where = skill.stash[SKILL_FILE_LOCATION] = pytest.Item.location.func(self)[0]  # type: ignore[attr-defined]
+            pytests_own = getattr(pytest.Item.location, "func", None)  # a functools.cached_property in pytest 7-9
+            if pytests_own is None:  # cached some other way: take it as it is, per item
+                return super().location  # type: ignore[no-any-return]
+            where = skill.stash[SKILL_FILE_LOCATION] = pytests_own(self)[0]
         return where, None, f"{skill.name}::tier{self.check.tier}::{self.check.name}"
 
     def runtest(self) -> None:

@@ -244,6 +244,7 @@ def test_segment_keywords_are_each_segments_own(keyword_search: str) -> None:
     assert ins.segment_keywords([], keywords) == [] and ins.segment_keywords(segs, ()) == [set()] * len(segs)
 
 
+@pytest.mark.parametrize("keyword_search", ["automaton"], indirect=True)  # the substring tests are the reference itself
 def test_segment_keywords_over_the_corpus(keyword_search: str) -> None:
     require(CORPUS.is_dir(), f"the shared corpus is not at {CORPUS}")
     keywords, files = ins._keywords(ins.load_rules()), 0
