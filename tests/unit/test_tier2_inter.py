@@ -351,6 +351,22 @@ def test_the_child_process_computes_the_parents_vectors() -> None:
     assert np.array_equal(first, local.embed(CHILD_TEXTS)) and np.array_equal(second, first[:3])
 
 
+def test_the_child_process_imports_nothing_from_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest runs in the catalog's checkout, which is not trusted: ``python -m`` would put that folder
+    first on the child's path, and a ``json.py`` or ``numpy.py`` there would run (found in review)."""
+    from pytest_skilleval.tier2.embedders.child import ChildEmbedder
+
+    marker = tmp_path / "ran"
+    for name in ("json", "numpy", "struct", "onnxruntime", "tokenizers"):
+        (tmp_path / f"{name}.py").write_text(f"open({str(marker)!r}, 'a').write({name!r})\nraise SystemExit(3)\n")
+    monkeypatch.chdir(tmp_path)
+    local = embedders.load_minilm_dq8()
+    with ChildEmbedder(local) as child:  # type: ignore[arg-type]
+        vectors = child.embed(CHILD_TEXTS[:2])
+    assert not marker.exists(), marker.read_text()
+    assert np.array_equal(vectors, local.embed(CHILD_TEXTS[:2]))
+
+
 def test_a_large_catalog_embeds_its_descriptions_in_a_child_process_with_the_same_vectors(tmp_path: Path,
                                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """The index of a catalog from PROCESS_AT skills sends its descriptions to a child process: the same

@@ -72,7 +72,8 @@ class ChildEmbedder(Embedder):
         if self._proc is None:
             self._stderr = tempfile.TemporaryFile()  # read only on failure; a pipe could fill and block the child
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (_PACKAGE_PARENT, os.environ.get("PYTHONPATH")) if p))
-            command = [sys.executable, "-m", __name__, self.build, str(self.threads or 0)]
+            # -P: ``-m`` would put the working directory (the catalog's checkout, not trusted) first on the path
+            command = [sys.executable, "-P", "-m", __name__, self.build, str(self.threads or 0)]
             try:
                 self._proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=env)
             except OSError as exc:
