@@ -29,7 +29,6 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -118,24 +117,8 @@ def collect(classes: Iterable[type[Check]]) -> list[_Use]:
     return sorted(uses.values(), key=lambda u: (not u.status.required, u.status.name))
 
 
-#: A probe that fails is tried once more after this pause: one failure can be the machine's moment (a
-#: scanner probe was seen failing once in a busy test run), and "broken" sends the user to reinstall.
-PROBE_RETRY_AFTER_S = 2.0
-
-
 def _probe_executable(use: _Use) -> None:
-    _probe_executable_once(use)
-    if use.status.status == "broken":
-        time.sleep(PROBE_RETRY_AFTER_S)
-        first = use.status.detail
-        _probe_executable_once(use)
-        if use.status.status == "broken" and first != use.status.detail:
-            use.status.detail = f"{use.status.detail} (before that: {first})"
-
-
-def _probe_executable_once(use: _Use) -> None:
     spec, st = use.spec, use.status
-    st.status, st.detail, st.version = "missing", "", None
     assert spec is not None
     st.path = tools.locate(spec)
     if st.path is None:

@@ -21,11 +21,6 @@ from pytest_skilleval.tier1.secrets import GITLEAKS
 SKILLEVAL = Path(sys.executable).parent / "skilleval"
 
 
-@pytest.fixture(autouse=True)
-def _no_retry_pause(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "PROBE_RETRY_AFTER_S", 0.0)
-
-
 def _doctor(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any]:
     code = cli.main(["doctor", *args])
     out = capsys.readouterr().out
@@ -67,20 +62,6 @@ def test_missing_optional_or_opt_in_tools_do_not_fail(capsys: pytest.CaptureFixt
     code, doc = _doctor(capsys, "--json")
     assert _tool(doc, "gitleaks")["status"] == "missing" and _tool(doc, "pip-audit")["status"] == "missing"
     assert code == 0 and doc["ok"] is True
-
-
-def test_a_probe_that_fails_once_is_tried_again(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """One failed probe is not "broken" (it sends the user to reinstall): the doctor tries once more."""
-    fake, tries = tmp_path / "shellcheck", tmp_path / "tries"
-    fake.write_text(f'#!/bin/sh\necho x >> {tries}\nif [ "$(wc -l < {tries})" -eq 1 ]; then echo "busy" >&2; exit 3; fi\n'
-                    'if [ "$1" = "--version" ]; then echo "version: 0.11.0"; fi\nexit 0\n')
-    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv(SHELLCHECK.override_var, str(fake))
-    code, doc = _doctor(capsys, "--json")
-    t = _tool(doc, "shellcheck")
-    assert (t["status"], t["version"], t["detail"]) == ("ok", "0.11.0", ""), t
-    assert len(tries.read_text().split()) == 3  # the failed --version, then --version and the probe run
 
 
 def test_a_tool_that_answers_its_version_but_cannot_scan_is_broken(tmp_path: Path, capsys: pytest.CaptureFixture[str],
