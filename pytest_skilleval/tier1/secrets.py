@@ -228,8 +228,12 @@ class SecretsCheck(BatchedCheck):
 
     @staticmethod
     def engine() -> tuple[str, str]:
-        name = "gitleaks" if tools.locate(GITLEAKS) is not None else "detect-secrets"
+        name = SecretsCheck._engine_name()
         return name, SecretsCheck._version(name)
+
+    @staticmethod
+    def _engine_name() -> str:
+        return "gitleaks" if tools.locate(GITLEAKS) is not None else "detect-secrets"
 
     @staticmethod
     def _version(engine: str) -> str:
@@ -242,7 +246,7 @@ class SecretsCheck(BatchedCheck):
 
     def scan(self, skills: Sequence[Skill], ctx: CheckContext) -> dict[Path, CheckResult]:
         r = rules()
-        engine = "gitleaks" if tools.locate(GITLEAKS) is not None else "detect-secrets"
+        engine = self._engine_name()
         if engine == "gitleaks":
             tools.ask_version_soon(GITLEAKS)  # gitleaks compiles its rules even to print its version
         texts = {(i, rel): text for i, s in enumerate(skills) for rel, text in readable_texts(s)}
