@@ -16,9 +16,12 @@ import pytest
 pytest_plugins = ["pytester"]
 
 RUN = """
-import gc, json, os, sys
+import atexit, gc, json, os, sys
 import pytest
 import pytest_skilleval.heap
+
+# registered before the run, so it runs after whatever the run registers (atexit is last in, first out)
+atexit.register(lambda: print(f"AT EXIT frozen={gc.get_freeze_count()}", flush=True))
 
 if os.environ.get("FREEZE_EVERY"):
     pytest_skilleval.heap.FREEZE_EVERY = int(os.environ["FREEZE_EVERY"])
@@ -66,6 +69,26 @@ def test_a_catalog_run_freezes_imports_and_the_collected_tree_then_thaws(tmp_pat
     assert at_configure == 0 and len(during) == 2
     assert min(during) > 10_000  # the imports and the tree (frozen objects freed since leave the count)
     assert dict(seen)["after"] == 0  # nothing stays frozen after the run
+
+
+def frozen_at_exit(out: str) -> int:
+    return int(next(x for x in out.splitlines() if x.startswith("AT EXIT ")).split("frozen=")[1])
+
+
+def test_a_catalog_run_freezes_the_heap_again_when_the_interpreter_exits(tmp_path: Path) -> None:
+    """The interpreter's own final collections walked every object the run had thawed: over the corpus
+    ~1.0 s of CPU after the last report was written. At exit nothing but those passes would look."""
+    _, out = run(tmp_path, f"--skills={skills(tmp_path)}")
+    assert frozen_at_exit(out) > 10_000
+
+
+@pytest.mark.parametrize("with_skills", [False, True], ids=["tests-only", "skills-and-tests"])
+def test_a_run_with_the_users_tests_leaves_the_heap_thawed_at_exit(tmp_path: Path, with_skills: bool) -> None:
+    """Their objects' finalizers (a cycle holding an open file, say) still run when the interpreter exits."""
+    (tmp_path / "test_mine.py").write_text("def test_ok():\n    pass\n", encoding="utf-8")
+    args = [f"--skills={skills(tmp_path)}"] if with_skills else []
+    _, out = run(tmp_path, *args, str(tmp_path / "test_mine.py"))
+    assert frozen_at_exit(out) == 0
 
 
 def test_what_the_items_leave_behind_leaves_the_full_passes_too(tmp_path: Path) -> None:
