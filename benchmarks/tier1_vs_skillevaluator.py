@@ -17,8 +17,10 @@ the comparison is skipped with a message, and our own figures are still printed:
 Also printed, from the same run: the ceiling of the ratio for any pytest plugin (SkillEvaluator's CPU
 over pytest's own start and stop plus importing the plugin: a plugin that read no skill at all), our
 start-up floor (one skill, one check: Python, pytest, the plugin and the reports, which no set of
-skills can go below), collecting 1,000 generated skills, importing
-the plugin (CPU ms, next to importing pytest itself), and with ``--full-corpus`` our default Tier 1
+skills can go below), collecting 1,000 generated skills (the whole process, and the collection alone
+as pytest reports it), what a plain pytest run of one test pays for the plugin being installed (next
+to the same run with ``-p no:skilleval``), importing the plugin (CPU ms, next to importing pytest
+itself), and with ``--full-corpus`` our default Tier 1
 over the whole corpus. Our runs leave out the pytest plugins of this repo's dev extra (see
 ``DEV_ONLY_PLUGINS``), which a user's install does not have.
 """
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -44,6 +47,8 @@ THEIR_CHECKS = "schema,pii,license,quality,unicode"
 #: bring (hypothesis's plugin alone imports hypothesis at the end of every run: ~0.15 s). Turned off
 #: for our runs, so we are measured as a user's install runs, as SkillEvaluator runs from its own venv.
 DEV_ONLY_PLUGINS = ("hypothesispytest", "rerunfailures")
+#: pytest's own summary line of a ``--collect-only -q`` run: "13000/15000 tests collected (2000 deselected) in 0.90s".
+COLLECTED_IN = re.compile(r"collected.* in ([0-9.]+)s")
 
 
 def env() -> dict[str, str]:
@@ -59,6 +64,12 @@ def load() -> str:
 
 def timed(cmd: list[str], cwd: Path, ok: tuple[int, ...] = (0, 1)) -> tuple[float, float]:
     """(wall s, CPU s of the child and its children) of one command."""
+    wall, cpu, _ = timed_out(cmd, cwd, ok)
+    return wall, cpu
+
+
+def timed_out(cmd: list[str], cwd: Path, ok: tuple[int, ...] = (0, 1)) -> tuple[float, float, str]:
+    """:func:`timed`, and what the command printed."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=env(), capture_output=True, text=True)
@@ -69,7 +80,7 @@ def timed(cmd: list[str], cwd: Path, ok: tuple[int, ...] = (0, 1)) -> tuple[floa
     if "Traceback" in proc.stdout or "INTERNALERROR" in proc.stdout:
         sys.exit(f"traceback in output of {' '.join(cmd[:4])}...:\n{proc.stdout[-4000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
+    return wall, cpu, proc.stdout
 
 
 def ours(skills: Path, work: Path, *extra: str) -> list[str]:
@@ -182,10 +193,26 @@ def main() -> None:
         work = base / "work-collect"
         work.mkdir()
         timed(ours(gen, work, "--collect-only"), work, ok=(0, 5))
-        c_wall, c_cpu = best([timed(ours(gen, work, "--collect-only"), work, ok=(0, 5)) for _ in range(args.repeat)])
+        runs = [timed_out(ours(gen, work, "--collect-only"), work, ok=(0, 5)) for _ in range(args.repeat)]
+        c_wall, c_cpu = best([(w, c) for w, c, _ in runs])
+        # pytest's own figure: from the session's start to the end of collection, the process's start-up and exit left out
+        phase = min(float(m.group(1)) for _, _, out in runs for m in [COLLECTED_IN.search(out)] if m)
         s_wall, s_cpu = best([timed([sys.executable, "-m", "pytest", "--version"], work) for _ in range(args.repeat)])
-        print(f"\ncollecting 1,000 skills: {c_wall:.2f} s wall / {c_cpu:.2f} s cpu (pytest --version alone: "
-              f"{s_wall:.2f} / {s_cpu:.2f}); load {load()}")
+        print(f"\ncollecting 1,000 skills: {c_wall:.2f} s wall / {c_cpu:.2f} s cpu for the whole process, of which "
+              f"collection itself {phase:.2f} s (pytest's own 'collected in'); pytest --version alone: "
+              f"{s_wall:.2f} / {s_cpu:.2f}; load {load()}")
+        plain = base / "plain"
+        plain.mkdir()
+        (plain / "test_plain.py").write_text("def test_plain():\n    pass\n", encoding="utf-8")
+        plain_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", f"--rootdir={plain}",
+                     *[arg for name in DEV_ONLY_PLUGINS for arg in ("-p", f"no:{name}")], "test_plain.py"]
+        with_us, without_us = [], []
+        for _ in range(args.repeat + 2):  # alternate: what a user's own test run pays for the plugin being installed
+            with_us.append(timed(plain_cmd, plain))
+            without_us.append(timed([*plain_cmd, "-p", "no:skilleval"], plain))
+        (_, w_cpu), (_, wo_cpu) = best(with_us), best(without_us)
+        print(f"a plain pytest run of one test, no skill: {w_cpu:.2f} s cpu with the plugin installed, {wo_cpu:.2f} s with "
+              f"-p no:skilleval (+{(w_cpu - wo_cpu) * 1000:.0f} ms); load {load()}")
         p_ms, s_ms = import_cpu_ms()
         print(f"importing the plugin: {s_ms:.0f} ms cpu (importing pytest itself: {p_ms:.0f} ms); load {load()}")
         # The most any pytest plugin could reach: pytest starting and stopping with no test (--version) plus
