@@ -8,7 +8,7 @@ openings, images, breaks, HTML), fences and code blocks with their content and i
 table rows (``tr_open``, an ``inline`` per cell, ``tr_close``). Paragraph, list, quote, table-part
 and cell open/close pairs, ``hr``, and emphasis markers and ``link_close`` inside inline tokens, are
 not emitted (about half of the tokens; emphasised text joins the text around it): nothing reads them,
-and Tier 2's chunking, which cuts by block spans, parses with markdown-it-py.
+and Tier 2's chunking reads block spans from :func:`tree` (blocks only) itself.
 
 What the checks read is the same token for token as markdown-it-py's (``tests/unit/test_mdfast.py``
 compares both over every Markdown file of the shared corpus and over edge cases). Any node this module
@@ -51,9 +51,17 @@ class Unsupported(Exception):
 
 
 @functools.cache
-def _parser(tables: bool) -> Any:
-    md = markdown_it_pyrs.MarkdownIt("commonmark")
+def _parser(tables: bool, inline: bool = True) -> Any:
+    if inline:
+        md = markdown_it_pyrs.MarkdownIt("commonmark")
+    else:  # commonmark's block rules only: each block's inline content stays one text node
+        md = markdown_it_pyrs.MarkdownIt("zero")
+        md.enable_many(list(_COMMONMARK_BLOCK_RULES))
     return md.enable("table") if tables else md
+
+
+#: The block rules of markdown-it.rs's commonmark preset (the others are inline rules).
+_COMMONMARK_BLOCK_RULES = ("blockquote", "code", "fence", "heading", "hr", "html_block", "lheading", "list", "paragraph", "reference")
 
 
 def available() -> bool:
@@ -63,13 +71,32 @@ def available() -> bool:
 def parse(text: str, tables: bool = True, shift: int = 0) -> list[Token] | None:
     """markdown-it-py-shaped tokens of ``text`` (line ``map`` 0-based, as markdown-it-py's, plus
     ``shift``), or None when the fast path cannot promise markdown-it-py's answer."""
-    if markdown_it_pyrs is None or "\0" in text or "\r" in text:
-        return None  # markdown-it-py replaces NUL and normalises CR line ends: leave those to it
+    root = tree(text, tables)
+    if root is None:
+        return None
     try:
-        tree = _parser(tables).tree(text)
-        return _Walk(text, shift).document(tree)
+        return _Walk(text, shift).document(root)
     except (Unsupported, ValueError, TypeError, IndexError, KeyError, RecursionError):
         return None
+
+
+def tree(text: str, tables: bool = True, *, inline: bool = True) -> Any | None:
+    """markdown-it.rs's syntax tree of ``text`` (nodes with ``name``, ``srcmap`` byte spans, ``meta``,
+    ``children``), or None where it is not to be read as markdown-it-py's: no wheel, NUL or CR in the
+    text (markdown-it-py replaces NUL and normalises CR line ends), or a document the Rust parser rejects.
+    ``inline=False``: blocks only, each block's inline content one ``text`` node (Tier 2's chunking)."""
+    if markdown_it_pyrs is None or "\0" in text or "\r" in text:
+        return None
+    try:
+        return _parser(tables, inline).tree(text)
+    except (ValueError, TypeError, IndexError, KeyError, RecursionError):
+        return None
+
+
+def starts_block(line: str) -> bool:
+    """Whether a table row's line (from its line start) may start another block: markdown-it-py ends a
+    table there, markdown-it.rs may read it as one more row."""
+    return _BLOCK_START.match(line) is not None
 
 
 #: Blocks that hold blocks and give no token of their own.
@@ -166,7 +193,7 @@ class _Walk:
             if row.name != "trow":
                 raise Unsupported(row.name)
             start = row.srcmap[0]
-            if _BLOCK_START.match(self.source(self.starts[bisect_right(self.starts, start) - 1], row.srcmap[1])):
+            if starts_block(self.source(self.starts[bisect_right(self.starts, start) - 1], row.srcmap[1])):
                 raise Unsupported("a row that markdown-it-py reads as the start of another block")
             where = self.span(row)
             out.append(_token("tr_open", "tr", 1, where))

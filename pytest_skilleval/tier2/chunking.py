@@ -6,6 +6,9 @@ table, a block quote or an HTML block. Headings are not chunks of their own; the
 chunk's ``section`` so a finding can say where it sits. Frontmatter is stripped first (parsed as
 Markdown it would read as a rule plus a setext heading), and line numbers are those of the file.
 
+The blocks come from markdown-it.rs (block rules only) where it is installed and can promise
+markdown-it-py's blocks, else from markdown-it-py: the same chunks either way (``fast_blocks``).
+
 Files: ``SKILL.md`` and the skill's other Markdown (``references/*.md`` and the like), but not the
 evaluation folders (``evals/`` …): those describe the tests, not what the agent reads.
 """
@@ -16,12 +19,15 @@ import functools
 import hashlib
 import posixpath
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import accumulate
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from pytest_skilleval import mdfast
 from pytest_skilleval.skill import EVAL_DIRS, MAX_MARKDOWN_CHARS, MAX_TABLE_CELLS, Skill
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdc"})
@@ -83,56 +89,147 @@ def _block_parser(tables: bool) -> MarkdownIt:
 def parse_blocks(text: str) -> list[Token]:
     """Block tokens of ``text`` as ``skill.parse_markdown(text, fast=False)`` finds them (same length
     cap, same table rule, same line maps); inline tokens keep their source but get no children."""
-    if len(text) > MAX_MARKDOWN_CHARS:
-        cut = text.rfind("\n", 0, MAX_MARKDOWN_CHARS)
-        text = text[: cut if cut > 0 else MAX_MARKDOWN_CHARS]
+    text = _cut(text)
     return _block_parser(text.count("|") <= MAX_TABLE_CELLS).parse(text)
+
+
+#: A block as chunking reads it: ("heading", level, -1, title), or (kind, first line, end line, "") with
+#: 0-based lines of the text, end exclusive, blank lines at either end left out; kind one of Chunk's.
+Block = tuple[str, int, int, str]
 
 
 def chunk_markdown(text: str, file: str, first_line: int = 1) -> list[Chunk]:
     """Chunks of a Markdown ``text`` whose first line is line ``first_line`` of ``file``."""
     lines = text.split("\n")
-    tokens = parse_blocks(text)
+    blocks = fast_blocks(text, lines)
+    if blocks is None:
+        blocks = reference_blocks(text, lines)
     out: list[Chunk] = []
+    section = ""
     headings: list[tuple[int, str]] = []
+    for kind, start, end, title in blocks:
+        if kind == "heading":
+            headings = [h for h in headings if h[0] < start] + [(start, title)]
+            section = " > ".join(h for _, h in headings)
+        else:
+            out.append(Chunk(file, start + first_line, end + first_line - 1, kind, section, "\n".join(lines[start:end])))
+    return out
+
+
+def _trimmed(out: list[Block], lines: list[str], kind: str, start: int, end: int) -> None:
+    """Append the block without its blank first and last lines (a list item's span can run over the
+    blank line after it), if anything is left."""
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    while start < end and not lines[start].strip():
+        start += 1
+    if start < end:
+        out.append((kind, start, end, ""))
+
+
+def _cut(text: str) -> str:
+    """The part of ``text`` the Markdown parsers read (as :func:`skill.parse_markdown`)."""
+    if len(text) > MAX_MARKDOWN_CHARS:
+        cut = text.rfind("\n", 0, MAX_MARKDOWN_CHARS)
+        return text[: cut if cut > 0 else MAX_MARKDOWN_CHARS]
+    return text
+
+
+def reference_blocks(text: str, lines: list[str] | None = None) -> list[Block]:
+    """The blocks of ``text`` from markdown-it-py's block tokens (:func:`parse_blocks`): what chunks were
+    always cut from, and what :func:`fast_blocks` must give. ``lines``: ``text.split("\\n")`` if at hand."""
+    lines = text.split("\n") if lines is None else lines
+    tokens = parse_blocks(text)
+    out: list[Block] = []
     i = 0
 
-    def emit(tok: Token, kind: str) -> None:
-        if not tok.map:
-            return
-        start, end = tok.map
-        while end > start and not lines[end - 1].strip():
-            end -= 1  # a list item's span can run over the blank line after it
-        while start < end and not lines[start].strip():
-            start += 1
-        if start < end:
-            section = " > ".join(h for _, h in headings)
-            out.append(Chunk(file, start + first_line, end + first_line - 1, kind, section, "\n".join(lines[start:end])))
+    def block(tok: Token, kind: str) -> None:
+        if tok.map:
+            _trimmed(out, lines, kind, tok.map[0], tok.map[1])
 
     while i < len(tokens):
         tok = tokens[i]
         if tok.type == "heading_open":
-            level = int(tok.tag[1])
             title = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
-            headings = [h for h in headings if h[0] < level] + [(level, title)]
+            out.append(("heading", int(tok.tag[1]), -1, title))
             i += 3
         elif tok.type in ("bullet_list_open", "ordered_list_open"):
-            i = _list_items(tokens, i, emit)
+            i = _list_items(tokens, i, block)
         elif tok.type in _CONTAINERS:
-            emit(tok, tok.type.removesuffix("_open"))
+            block(tok, tok.type.removesuffix("_open"))
             i = _skip_block(tokens, i)
         elif tok.type == "paragraph_open":
-            emit(tok, "paragraph")
+            block(tok, "paragraph")
             i += 3
         elif tok.type in ("fence", "code_block"):
-            emit(tok, "code")
+            block(tok, "code")
             i += 1
         elif tok.type == "html_block":
-            emit(tok, "html")
+            block(tok, "html")
             i += 1
         else:
             i += 1
     return out
+
+
+_PLUS_ONE = (1).__add__
+_SKIPPED = frozenset({"hr", "definition"})  # no chunk, and nothing in markdown-it-py's block stream either
+
+
+def fast_blocks(text: str, lines: list[str] | None = None) -> list[Block] | None:
+    """The same blocks from markdown-it.rs's tree (the top-level nodes and each list's items), ~3x less
+    CPU than markdown-it-py's block parse; None where the Rust parser is missing or cannot promise
+    markdown-it-py's blocks (``mdfast.tree``; a table row that markdown-it-py would read as the start of
+    another block; a node this reader does not know). ``tests/unit/test_tier2_chunking.py`` compares
+    both readers over every Markdown file of the shared corpus."""
+    lines = text.split("\n") if lines is None else lines
+    text = _cut(text)
+    root = mdfast.tree(text, text.count("|") <= MAX_TABLE_CELLS, inline=False)
+    if root is None:
+        return None
+    raw = text.encode("utf-8")
+    # byte offset of each line's start: srcmap spans are bytes, chunks are cut by lines
+    starts = list(accumulate(map(_PLUS_ONE, map(len, raw.split(b"\n")[:-1])), initial=0))
+    out: list[Block] = []
+    try:
+        for node in root.children:
+            name = node.name
+            if name == "heading" or name == "lheading":
+                kids = node.children
+                title = raw[kids[0].srcmap[0]:kids[-1].srcmap[1]].decode("utf-8").strip() if kids else ""
+                out.append(("heading", node.meta["level"], -1, title))
+                continue
+            if name in _SKIPPED:
+                continue
+            if name == "bullet_list" or name == "ordered_list":
+                items = node.children
+                if any(item.name != "list_item" for item in items):
+                    return None
+            elif name == "table":
+                for part in node.children:
+                    for row in part.children:
+                        begin = row.srcmap[0]
+                        if mdfast.starts_block(raw[starts[bisect_right(starts, begin) - 1]:row.srcmap[1]].decode("utf-8")):
+                            return None
+                items = [node]
+            elif name in _FAST_KINDS:
+                items = [node]
+            else:
+                return None
+            kind = _FAST_KINDS[name]
+            for item in items:
+                begin, stop = item.srcmap
+                first, end = bisect_right(starts, begin) - 1, bisect_right(starts, max(stop - 1, begin))
+                if name == "fence":  # an unclosed fence's blank last lines are content, past the node's span
+                    end = max(end, first + 1 + node.meta["content"].count("\n"))
+                _trimmed(out, lines, kind, first, end)
+    except (AttributeError, KeyError, TypeError, IndexError, ValueError):
+        return None
+    return out
+
+
+_FAST_KINDS = {"paragraph": "paragraph", "bullet_list": "list_item", "ordered_list": "list_item", "blockquote": "blockquote",
+               "table": "table", "fence": "code", "code_block": "code", "html_block": "html"}
 
 
 def _skip_block(tokens: list[Token], i: int) -> int:

@@ -111,3 +111,64 @@ def test_the_block_only_parse_has_the_blocks_of_the_full_parse() -> None:
     assert [t.content for t in parse_blocks(text) if t.type == "inline"] == [t.content for t in full if t.type == "inline"]
     assert [c.kind for c in chunk_markdown(text, "SKILL.md")] == ["paragraph", "table", "list_item", "blockquote", "list_item", "list_item",
                                                                   "code", "code", "html"]
+
+
+# -- the Rust parser's blocks (issue 12: chunking was ~15 CPU s of a cold 10,000-skill catalog) ----------
+
+def _markdown_texts() -> list[str]:
+    """Every Markdown file of the shared corpus and every SKILL.md body, as chunking reads them."""
+    from conftest import CORPUS, require
+
+    require(CORPUS.is_dir(), f"the shared corpus is not at {CORPUS}")
+    texts = []
+    for path in sorted(p for p in CORPUS.rglob("*") if p.suffix.lower() in (".md", ".markdown", ".mdc") and p.is_file()):
+        try:
+            text = path.read_text("utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        texts.append(strip_frontmatter(text)[0])
+        if path.name == "SKILL.md":
+            texts.append(Skill(path.parent, path.parent.name).body)
+    return texts
+
+
+def test_the_rust_parser_gives_markdown_it_pys_blocks_for_every_markdown_file_of_the_corpus() -> None:
+    """The chunks are cut from markdown-it.rs's tree where it is installed; every block (kind, line span,
+    heading title) must be markdown-it-py's, over the whole corpus, or the chunks and every Tier 2 score move."""
+    from conftest import require
+
+    from pytest_skilleval import mdfast
+    from pytest_skilleval.tier2.chunking import fast_blocks, reference_blocks
+
+    require(mdfast.available(), "markdown-it-pyrs is not installed (no wheel for this Python): the fast path is off")
+    texts = _markdown_texts()
+    declined = [t for t in texts if fast_blocks(t) is None]
+    differ = [t[:80] for t in texts if (fast := fast_blocks(t)) is not None and fast != reference_blocks(t)]
+    assert len(texts) > 2000
+    assert differ == []
+    assert len(declined) < len(texts) // 50  # the Rust parser is the rule
+
+
+def test_edge_cases_give_the_same_blocks_or_are_declined() -> None:
+    from conftest import require
+    from test_mdfast import EDGE_CASES
+
+    from pytest_skilleval import mdfast
+    from pytest_skilleval.tier2.chunking import fast_blocks, reference_blocks
+
+    require(mdfast.available(), "markdown-it-pyrs is not installed (no wheel for this Python): the fast path is off")
+    extra = ["```\nunclosed\n\n\n", "# a\n## b\n### c\n## d\ntext\n", "Setext *x*\nsecond line\n===\n\npara\n",
+             "- a\n\n\n- b\n\n  para in b\n\n      code in b\n\nafter\n", "   ```\n   indented fence\n   ```\n",
+             "| a |\n|---|\n| 1 |\n- list after table\n", "<!--\nopen comment\n\ntext\n", "[x]: http://y\n\npara\n"]
+    for text in EDGE_CASES + extra:
+        fast = fast_blocks(text)
+        assert fast is None or fast == reference_blocks(text), text
+    for declined in ("line\r\nwith crlf\r\n", "nul\0byte\n", "| a | b |\n|---|---|\n| 1 | 2 |\n8. x\n"):
+        assert fast_blocks(declined) is None
+
+
+def test_a_document_the_rust_parser_declines_is_chunked_by_markdown_it_py() -> None:
+    from pytest_skilleval.tier2.chunking import reference_blocks
+
+    text = "# T\r\n\r\n| a | b |\r\n|---|---|\r\n| 1 | 2 |\r\n8. item\r\n"
+    assert [c.kind for c in chunk_markdown(text, "x.md")] == [kind for kind, *_ in reference_blocks(text) if kind != "heading"]
