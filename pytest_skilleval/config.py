@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skilleval.results import Severity
+from pytest_skilleval.levels import Severity
 
 PROFILES = ("spec", "strict")
 

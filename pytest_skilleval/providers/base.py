@@ -16,14 +16,11 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+# Re-exported: they live apart from pydantic, since the provider options raise ProviderError at start-up.
+from pytest_skilleval.providers.errors import ErrorKind as ErrorKind
+from pytest_skilleval.providers.errors import ProviderError
+
 T = TypeVar("T", bound=BaseModel)
-ErrorKind = Literal["config", "auth", "timeout", "rate_limit", "server", "connection", "malformed", "budget", "other"]
-
-
-class ProviderError(Exception):
-    def __init__(self, provider: str, kind: ErrorKind, detail: str) -> None:
-        super().__init__(f"{provider}: {kind}: {detail}")
-        self.provider, self.kind, self.detail = provider, kind, detail
 
 
 class ChatMessage(BaseModel):

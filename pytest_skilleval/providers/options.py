@@ -18,7 +18,7 @@ import pytest
 
 from pytest_skilleval import config as config_mod
 from pytest_skilleval.config import Option
-from pytest_skilleval.providers.base import ProviderError
+from pytest_skilleval.providers.errors import ProviderError
 
 CHAT_PROVIDERS = ("openai", "anthropic", "nvidia", "bedrock", "openai-compatible")
 EMBEDDING_PROVIDERS = ("openai", "nvidia", "openai-compatible", "offline")

@@ -73,3 +73,16 @@ def test_a_tier3_run_still_collects_trials(tmp_path: Path) -> None:
     """The collectors of trial items are registered when Tier 3 is on (a dry run: nothing starts)."""
     loaded = loaded_modules(tmp_path, "-n", "0", "--skilleval-tier3", "--skilleval-dry-run")
     assert "pytest_skilleval.tier3.items" in loaded
+
+
+OPTIONS_MODULES = ("pytest_skilleval.config", "pytest_skilleval.tier2.options", "pytest_skilleval.providers.options",
+                   "pytest_skilleval.gateway.options", "pytest_skilleval.tier3.options", "pytest_skilleval.tier3.sandboxes.options",
+                   "pytest_skilleval.triggers.options")
+
+
+def test_the_options_modules_import_no_pydantic() -> None:
+    """``pytest_addoption`` of every pytest run imports these: the severities and provider errors they
+    read live apart from the pydantic models (levels.py, providers/errors.py)."""
+    code = f"import sys\nfor m in {OPTIONS_MODULES!r}: __import__(m)\nprint(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'yaml')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
+    assert out.strip() == "[]"

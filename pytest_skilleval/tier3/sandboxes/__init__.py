@@ -11,14 +11,23 @@ through the ``pytest_skilleval_sandboxes`` hook and are chosen with ``--skilleva
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_skilleval.tier3.sandboxes.base import RunResult, RunSpec, Sandbox, SandboxUnavailable
-from pytest_skilleval.tier3.sandboxes.container import DockerSandbox, docker_sandbox
-from pytest_skilleval.tier3.sandboxes.local import LocalSandbox
+from pytest_skilleval import lazyexports
+
+if TYPE_CHECKING:
+    from pytest_skilleval.tier3.sandboxes.base import RunResult, RunSpec, Sandbox, SandboxUnavailable
+    from pytest_skilleval.tier3.sandboxes.container import DockerSandbox
+    from pytest_skilleval.tier3.sandboxes.local import LocalSandbox
 
 __all__ = ["DockerSandbox", "LocalSandbox", "RunResult", "RunSpec", "Sandbox", "SandboxRegistry", "SandboxUnavailable"]
+
+#: Imported on first use: every pytest run reads this package's ``options`` module (its flags), and the
+#: backends behind these names (images, bubblewrap, containers) are a trial run's business.
+__getattr__ = lazyexports.exports(__name__, {**dict.fromkeys(("RunResult", "RunSpec", "Sandbox", "SandboxUnavailable"), "base"),
+                                             "DockerSandbox": "container", "LocalSandbox": "local"})
 
 
 class SandboxRegistry:
@@ -44,6 +53,8 @@ class SandboxRegistry:
 
 @pytest.hookimpl
 def pytest_skilleval_sandboxes(config: pytest.Config) -> list[Sandbox]:
+    from pytest_skilleval.tier3.sandboxes.container import docker_sandbox
     from pytest_skilleval.tier3.sandboxes.harbor import harbor_sandbox
+    from pytest_skilleval.tier3.sandboxes.local import LocalSandbox
 
     return [LocalSandbox(), docker_sandbox(config), harbor_sandbox(config)]
