@@ -25,12 +25,12 @@ import pytest
 
 from pytest_skilleval import gate, state
 from pytest_skilleval.checks import Check, CheckContext
+from pytest_skilleval.published import RESULT_PROPERTY as RESULT_PROPERTY  # re-exported (published.py: apart from this module)
 from pytest_skilleval.results import CheckResult, Severity, Status, encodable
 from pytest_skilleval.roots import find_skills, is_skill_dir
 
 __all__ = ["ROOT_HOOKS", "CheckItem", "RootHooks", "SkillDirectory", "SkillPathway", "SkillTree", "is_skill_dir"]
 
-RESULT_PROPERTY = "skilleval.result"
 #: Where a result's JSON dump may hide or hold a surrogate code point. ``json.dumps`` (ASCII escapes) writes
 #: one as the escape backslash, ``ud``, 8-f and two hex digits, lower case, and only so; pydantic's JSON-mode
 #: dump writes a dict key holding one as U+FFFD (each byte of its lossy UTF-8), which ``json.dumps`` writes as

@@ -20,29 +20,33 @@ The user's own tests in the same session are left alone.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Generator
 
 import pytest
 
 from pytest_skilleval import terminalstats
-from pytest_skilleval.collect import RESULT_PROPERTY, CheckItem
+from pytest_skilleval.published import PUBLISHED
 from pytest_skilleval.terminalstats import MARKER
 
-#: The records items publish for the controller (the names of their own modules, kept in step by
-#: tests/unit/test_release.py, which would otherwise import Tier 3 into every run).
-PUBLISHED = frozenset({RESULT_PROPERTY, "skilleval.trial", "skilleval.trigger", "skilleval.selection"})
 #: Where pytest-rerunfailures keeps each failed phase's ExceptionInfo on the item.
 RERUN_EXCINFOS = "_rerun_condition_excinfos"
 
 
 def after_item(item: pytest.Item) -> None:
     """Called once the item's protocol is over: every report is out, every rerun done."""
-    if not isinstance(item, CheckItem) and item.get_closest_marker(MARKER) is None:  # a check item always has it
+    if not _is_check_item(item) and item.get_closest_marker(MARKER) is None:  # a check item always has it
         return
     item.user_properties[:] = [(k, v) for k, v in item.user_properties if k not in PUBLISHED]
     kept = getattr(item, RERUN_EXCINFOS, None)
     if isinstance(kept, dict):
         kept.clear()
+
+
+def _is_check_item(item: pytest.Item) -> bool:
+    """No check item exists before ``collect.py`` is imported, and a run without skills never imports it."""
+    collect = sys.modules.get("pytest_skilleval.collect")
+    return collect is not None and isinstance(item, collect.CheckItem)
 
 
 class WorkerReports:

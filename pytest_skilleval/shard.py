@@ -12,12 +12,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_skilleval import config as config_mod
-from pytest_skilleval.collect import SkillDirectory
 from pytest_skilleval.config import Option
+
+if TYPE_CHECKING:
+    from pytest_skilleval.collect import SkillDirectory
 
 OPTIONS = (
     Option("skilleval_shard", "--skilleval-shard", "SKILLEVAL_SHARD", None,
@@ -54,6 +57,8 @@ def share(keys: list[str], k: int, n: int) -> set[str]:
 
 
 def _skill_node(item: pytest.Item) -> SkillDirectory | None:
+    from pytest_skilleval.collect import SkillDirectory  # here: options and configure run in every pytest run
+
     return next((node for node in item.listchain() if isinstance(node, SkillDirectory)), None)
 
 

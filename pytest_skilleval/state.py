@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_skilleval import batch, gate, safefs
-from pytest_skilleval.checks import Check, CheckRegistry
-from pytest_skilleval.config import Settings
-from pytest_skilleval.skill import Skill
+if TYPE_CHECKING:
+    from pytest_skilleval import batch
+    from pytest_skilleval.checks import Check, CheckRegistry
+    from pytest_skilleval.config import Settings
+    from pytest_skilleval.skill import Skill
+
+# The modules a run state works with are imported when one is made (``plugin.py`` makes it once a run
+# has skills): every pytest run reads ``RUN_STATE`` below, and most never make one.
 
 
 class RunState:
     def __init__(self, config: pytest.Config, settings: Settings, registry: CheckRegistry) -> None:
+        from pytest_skilleval import gate, safefs
+
         self.config = config
         self.settings = settings
         self.registry = registry
@@ -26,6 +33,8 @@ class RunState:
         self.batcher = self._make_batcher()
 
     def _make_batcher(self) -> batch.Batcher:
+        from pytest_skilleval import batch
+
         workerinput = getattr(self.config, "workerinput", None)
         cache_dir = self.settings.cache_dir
         index, count, coord = 0, 1, None
@@ -68,6 +77,8 @@ class RunState:
     def skill(self, root: Path) -> Skill:
         """The skill an item runs on, loaded once and kept until :meth:`release`."""
         if root not in self._skills:
+            from pytest_skilleval.skill import Skill
+
             self._skills[root] = Skill(root=root, key=self.skill_key(root), limits=self.limits)
         return self._skills[root]
 
@@ -75,6 +86,8 @@ class RunState:
         """A skill for a scanner batch: the loaded one if an item holds it, else a copy that is not
         kept. A batch covers skills whose items may run on another worker: keeping them all would
         hold a whole share of the catalog (texts, parsed Markdown) for the rest of the session."""
+        from pytest_skilleval.skill import Skill
+
         return self._skills.get(root) or Skill(root=root, key=self.skill_key(root), limits=self.limits)
 
     def loaded(self) -> list[Path]:

@@ -21,30 +21,43 @@ import time
 from collections.abc import Callable, Generator, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic_core import from_json
 
 from pytest_skilleval import atomic, shard, state, terminalstats
-from pytest_skilleval.collect import RESULT_PROPERTY
 from pytest_skilleval.config import Settings
-from pytest_skilleval.reports import benchmark_md, html, provenance, summary
-from pytest_skilleval.reports.model import CheckRecord, RunReport, SkillReport, build_run, build_skill
+from pytest_skilleval.published import RESULT_PROPERTY, SELECTION_PROPERTY, TRIAL_PROPERTY, TRIGGER_PROPERTY
 from pytest_skilleval.reports.spool import Spool
-from pytest_skilleval.results import CheckResult
-from pytest_skilleval.selection.report import SELECTION_PROPERTY
-from pytest_skilleval.selection.report import summarize as summarize_selection
-from pytest_skilleval.tier3 import report as tier3_report
-from pytest_skilleval.tier3.plugin import TIER3
-from pytest_skilleval.tier3.record import TRIAL_PROPERTY, TrialRecord
-from pytest_skilleval.triggers import metrics as trigger_metrics
-from pytest_skilleval.triggers.plugin import TRIGGERS
-from pytest_skilleval.triggers.record import TRIGGER_PROPERTY, TriggerRecord
+
+if TYPE_CHECKING:
+    from pytest_skilleval.reports.model import CheckRecord, RunReport
+    from pytest_skilleval.tier3 import report as tier3_report
+    from pytest_skilleval.tier3.record import TrialRecord
+    from pytest_skilleval.triggers import metrics as trigger_metrics
+    from pytest_skilleval.triggers.record import TriggerRecord
+
+# The report models, the writers and their templates, and the Tier 3, trigger and selection records are
+# imported where a record arrives or the reports are built: this session is registered in every pytest
+# run that writes reports, most of which (a project's own tests) publish no record at all.
 
 #: ``when`` of the report xdist makes up for the item a crashed worker was running.
 CRASH_PHASE = "???"
 #: ``<skill path>::tier<N>::<name>`` (checks) and ``<skill path>::<kind>::<name>`` (trials, triggers).
 _SKILL_NODEID = re.compile(r"^(?P<path>[^:]+)::(?P<kind>[a-z]+(?P<tier>\d)?)::(?P<name>.+)$")
+
+
+def _trial_record(value: str) -> TrialRecord:
+    from pytest_skilleval.tier3.record import TrialRecord
+
+    return TrialRecord.model_validate_json(value)
+
+
+def _from_json() -> Callable[[str], Any]:
+    """pydantic-core's JSON parser, imported with the first check result a session sees."""
+    from pydantic_core import from_json
+
+    return from_json
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
@@ -102,6 +115,9 @@ class ReportSession:
         tier = int(match["tier"]) if match["tier"] else 3
         check = match["name"] if match["tier"] else f"{match['kind']}::{match['name']}"
         reason = f"no result: {report.longrepr} (killed, or out of memory)"
+        from pytest_skilleval.reports.model import CheckRecord
+        from pytest_skilleval.results import CheckResult
+
         record = CheckRecord(blocking=True, result=CheckResult.incomplete(check, reason, tier=tier))
         self.results.add(key, check, record.model_dump_json())
         self.meta.setdefault(key, (path.name, str(path)))
@@ -111,16 +127,18 @@ class ReportSession:
         if report.when == CRASH_PHASE and report.failed:
             self._crashed(report)
         if report.failed:  # a rerun's intermediate report has outcome "rerun": only final failures count
-            trial = [TrialRecord.model_validate_json(v) for k, v in report.user_properties if k == TRIAL_PROPERTY]
+            trial = [_trial_record(v) for k, v in report.user_properties if k == TRIAL_PROPERTY]
             advisory = report.when == "call" and bool(trial) and all(t.status == "FAILED" for t in trial)
             self.failures[report.nodeid] = self.failures.get(report.nodeid, True) and advisory
         for name, value in report.user_properties:
             if name == TRIAL_PROPERTY:
-                record = TrialRecord.model_validate_json(value)
+                record = _trial_record(value)
                 self.trials[record.run_id] = record
                 self.meta.setdefault(record.skill, (record.skill_name, record.skill_path))
                 continue
             if name == TRIGGER_PROPERTY:
+                from pytest_skilleval.triggers.record import TriggerRecord
+
                 trigger = TriggerRecord.model_validate_json(value)
                 self.triggers[trigger.run_id] = trigger
                 self.meta.setdefault(trigger.skill, (trigger.skill_name, trigger.skill_path))
@@ -130,7 +148,7 @@ class ReportSession:
                 continue
             if name != RESULT_PROPERTY or report.when != "call":  # teardown's report repeats call's properties
                 continue
-            envelope = from_json(value)  # our own JSON (collect.py), its strings surrogate-free: what json.loads reads, in half the CPU
+            envelope = _from_json()(value)  # our own JSON (collect.py), its strings surrogate-free: what json.loads reads, in half the CPU
             self.results.add(envelope["skill"], envelope["result"]["check"], value)
             self.meta[envelope["skill"]] = (envelope["skill_name"], envelope["skill_path"])
 
@@ -151,6 +169,8 @@ class ReportSession:
 
     def records(self, key: str) -> list[CheckRecord]:
         """A skill's check records, read back from the spool."""
+        from pytest_skilleval.reports.model import CheckRecord
+
         out = []
         for text in self.results.read(key):
             data = json.loads(text)
@@ -158,6 +178,9 @@ class ReportSession:
         return out
 
     def tier3_reports(self) -> dict[str, tier3_report.Tier3Report]:
+        from pytest_skilleval.tier3 import report as tier3_report
+        from pytest_skilleval.tier3.plugin import TIER3
+
         settings = self.config.stash[TIER3].settings
         by_skill: dict[str, list[TrialRecord]] = {}
         for record in self.trials.values():
@@ -166,6 +189,9 @@ class ReportSession:
                                         max_turns=settings.max_turns, judge_votes=settings.judge_votes) for key, rows in by_skill.items()}
 
     def trigger_reports(self) -> dict[str, trigger_metrics.SkillTriggers]:
+        from pytest_skilleval.triggers import metrics as trigger_metrics
+        from pytest_skilleval.triggers.plugin import TRIGGERS
+
         s = self.config.stash[TRIGGERS].settings
         thresholds = (s.block_recall, s.block_precision) if s.block_recall is not None and s.block_precision is not None else None
         return trigger_metrics.summarize(self.triggers.values(), thresholds=thresholds)
@@ -174,6 +200,10 @@ class ReportSession:
         """The run, with its skills light (no check records: counts, verdicts, the summary and the exit status
         need none). Each whole SkillReport is built once, one at a time, and kept as JSON in ``self.skills``
         for the writers (:meth:`skill_reports`)."""
+        from pytest_skilleval.reports import provenance
+        from pytest_skilleval.reports.model import build_run, build_skill
+        from pytest_skilleval.selection.report import summarize as summarize_selection
+
         tier3 = self.tier3_reports()
         triggers = self.trigger_reports()
         keys = sorted(set(self.results.groups()) | set(tier3) | set(triggers))
@@ -214,6 +244,9 @@ class ReportSession:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
             self.run.exit_status = int(session.exitstatus)
         if self.trials:  # Tier 3 is advisory unless --block-on-agent-eval: the controller settles the exit status
+            from pytest_skilleval.tier3 import report as tier3_report
+            from pytest_skilleval.tier3.plugin import TIER3
+
             reports = [sk.tier3 for sk in self.run.skills if sk.tier3 is not None]
             session.exitstatus = tier3_report.exit_status(int(session.exitstatus), self.failures.values(), reports,
                                                           block=self.config.stash[TIER3].settings.block)
@@ -229,6 +262,8 @@ class ReportSession:
             return
         step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if step_summary:
+            from pytest_skilleval.reports import summary
+
             with open(step_summary, "a", encoding="utf-8") as fh:
                 fh.write(summary.github_markdown(self.run))
 
@@ -236,6 +271,8 @@ class ReportSession:
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.run is None:
             return
+        from pytest_skilleval.reports import summary
+
         terminalreporter.write_sep("-", "skilleval summary")
         for line in summary.terminal_lines(self.run):
             terminalreporter.write_line(line)
@@ -268,6 +305,11 @@ def write_reports(run: RunReport, report_dir: Path, project: Path | None = None,
     or inside ``project`` (see :func:`atomic.trusted_prefix`). ``skills`` gives the whole skill reports'
     JSON (``indent=2``) in key order, one at a time, on every call (the session's spool); without it they
     are ``run.skills``. Each document is written as it is produced: none is ever whole in memory."""
+    from pydantic_core import from_json
+
+    from pytest_skilleval.reports import benchmark_md, html
+    from pytest_skilleval.reports.model import SkillReport
+
     def in_run() -> Iterator[str]:
         return (sk.model_dump_json(indent=2) for sk in run.skills)
 

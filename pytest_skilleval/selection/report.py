@@ -16,10 +16,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from pytest_skilleval.published import SELECTION_PROPERTY as SELECTION_PROPERTY  # re-exported (published.py: apart from this module)
 from pytest_skilleval.selection.judge import SelectionRow
 from pytest_skilleval.selection.metrics import CaseOutcome, ExpectationOutcome, SelectionRates, selection_rates
-
-SELECTION_PROPERTY = "skilleval.selection"
 
 
 class SelectionRecord(BaseModel):

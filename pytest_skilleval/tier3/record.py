@@ -11,11 +11,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from pytest_skilleval.published import TRIAL_PROPERTY as TRIAL_PROPERTY  # re-exported (published.py: apart from this module)
 from pytest_skilleval.tier3 import outcome
 from pytest_skilleval.tier3.grading.model import Grade
 from pytest_skilleval.tier3.outcome import ErrorCause, Status
 
-TRIAL_PROPERTY = "skilleval.trial"
 __all__ = ["TRIAL_PROPERTY", "ErrorCause", "Status", "TrialRecord"]
 
 

@@ -7,7 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-TRIGGER_PROPERTY = "skilleval.trigger"
+from pytest_skilleval.published import TRIGGER_PROPERTY as TRIGGER_PROPERTY  # re-exported (published.py: apart from this module)
+
 Status = Literal["TRIGGERED", "NOT_TRIGGERED", "ERROR", "SKIPPED"]
 
 

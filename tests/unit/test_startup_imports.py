@@ -86,3 +86,13 @@ def test_the_options_modules_import_no_pydantic() -> None:
     code = f"import sys\nfor m in {OPTIONS_MODULES!r}: __import__(m)\nprint(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'yaml')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_report_session_imports_its_models_and_writers_when_used() -> None:
+    """Registered in every pytest run that writes reports: the report models, writers and templates
+    (pydantic, jinja2) and the records of Tier 3, triggers and selection come with the first record."""
+    code = ("import sys\nimport pytest_skilleval.reports.session\nimport pytest_skilleval.release\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pydantic_core', 'jinja2', 'markdown_it', 'yaml')"
+            " or m.startswith(('pytest_skilleval.reports.model', 'pytest_skilleval.tier3.', 'pytest_skilleval.collect'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
+    assert out.strip() == "[]"
