@@ -46,6 +46,25 @@ def _token(type_: str, tag: str, nesting: int, map: list[int] | None = None, con
     return t
 
 
+def _leaf(type_: str, tag: str, content: str) -> Token:
+    """:func:`_token` of an inline leaf (text, code span, break, inline HTML): over half of all tokens."""
+    t = _new_token(Token)
+    t.type = type_
+    t.tag = tag
+    t.nesting = 0
+    t.attrs = {}
+    t.map = None
+    t.level = 0
+    t.children = None
+    t.content = content
+    t.markup = ""
+    t.info = ""
+    t.meta = {}
+    t.block = False
+    t.hidden = False
+    return t
+
+
 class Unsupported(Exception):
     """A node this adapter does not translate: parse the document with markdown-it-py instead."""
 
@@ -213,38 +232,50 @@ class _Walk:
             content = ""
         children: list[Token] = []
         self.inlines(kids, children)
-        return _token("inline", "", 0, list(where), content, children)
+        t = _leaf("inline", "", content)
+        t.map = list(where)
+        t.children = children
+        return t
 
     def inlines(self, nodes: list[Any], out: list[Token]) -> None:
         """Append the tokens of ``nodes`` to ``out``; adjacent text becomes one token as it is appended,
-        like markdown-it-py's ``text_join`` rule."""
+        like markdown-it-py's ``text_join`` rule. The node names in order of frequency (text is over half)."""
+        append = out.append
         for node in nodes:
             name = node.name
-            if name == "text" or name == "text_special":
+            if name == "text":
                 text = node.meta["content"]
                 if out and out[-1].type == "text":
                     out[-1].content += text
                 else:
-                    out.append(_token("text", "", 0, content=text))
+                    append(_leaf("text", "", text))
             elif name == "code_inline":
-                out.append(_token("code_inline", "code", 0, content="".join([c.meta.get("content", "") for c in node.children])))
+                kids = node.children
+                append(_leaf("code_inline", "code", kids[0].meta.get("content", "") if len(kids) == 1
+                             else "".join([c.meta.get("content", "") for c in kids])))
             elif name == "softbreak" or name == "hardbreak":
-                out.append(_token(name, "br", 0))
-            elif name == "html_inline":
-                out.append(_token("html_inline", "", 0, content=node.meta["content"]))
-            elif name == "em" or name == "strong":  # the markers are not read: their text joins the text around it
+                append(_leaf(name, "br", ""))
+            elif name == "strong" or name == "em":  # the markers are not read: their text joins the text around it
                 self.inlines(node.children, out)
+            elif name == "html_inline":
+                append(_leaf("html_inline", "", node.meta["content"]))
             elif name == "link":
                 self.ascii_destination(node)
                 meta = node.meta
                 attrs = {"href": meta["url"]}
                 if meta.get("title") is not None:
                     attrs["title"] = meta["title"]
-                out.append(_token("link_open", "a", 1, attrs=attrs))
+                append(_token("link_open", "a", 1, attrs=attrs))
                 self.inlines(node.children, out)
+            elif name == "text_special":
+                text = node.meta["content"]
+                if out and out[-1].type == "text":
+                    out[-1].content += text
+                else:
+                    append(_leaf("text", "", text))
             elif name == "autolink":
                 self.ascii_destination(node)
-                out.append(_token("link_open", "a", 1, attrs={"href": node.meta["url"]}, markup="autolink", info="auto"))
+                append(_token("link_open", "a", 1, attrs={"href": node.meta["url"]}, markup="autolink", info="auto"))
                 self.inlines(node.children, out)
             elif name == "image":
                 self.ascii_destination(node)
@@ -257,6 +288,6 @@ class _Walk:
                     attrs["title"] = meta["title"]
                 # markdown-it-py keeps the label's source as the image's content
                 label = self.source(kids[0].srcmap[0], kids[-1].srcmap[1]) if kids else ""
-                out.append(_token("image", "img", 0, attrs=attrs, content=label, children=alt))
+                append(_token("image", "img", 0, attrs=attrs, content=label, children=alt))
             else:
                 raise Unsupported(name)
