@@ -25,7 +25,7 @@ from pytest_skilleval.results import Finding
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier2 import calibration
 from pytest_skilleval.tier2.cache import CachedEmbedder, text_key
-from pytest_skilleval.tier2.chunking import chunk_markdown
+from pytest_skilleval.tier2.chunking import chunk_texts
 from pytest_skilleval.tier2.embedders import EmbedderPair
 from pytest_skilleval.tier2.embedders.onnx_minilm import OnnxMiniLMEmbedder
 from pytest_skilleval.tier2.similarity import top_matches
@@ -86,7 +86,7 @@ def body_vectors(texts: Sequence[SkillText], embedder: CachedEmbedder) -> np.nda
         norm = float(np.linalg.norm(v))
         out[i, :len(v)] = v / norm if norm else v  # stored as float16: renormalise
     todo = [i for i in range(len(texts)) if i not in found]
-    chunks = [[c.text for c in chunk_markdown(texts[i].body, "SKILL.md")] for i in todo]
+    chunks = [chunk_texts(texts[i].body) for i in todo]
     flat = [c for body in chunks for c in body]
     pooled_all = np.zeros((len(texts), embedder.dim), dtype=np.float32)
     if flat:

@@ -172,3 +172,11 @@ def test_a_document_the_rust_parser_declines_is_chunked_by_markdown_it_py() -> N
 
     text = "# T\r\n\r\n| a | b |\r\n|---|---|\r\n| 1 | 2 |\r\n8. item\r\n"
     assert [c.kind for c in chunk_markdown(text, "x.md")] == [kind for kind, *_ in reference_blocks(text) if kind != "heading"]
+
+
+def test_chunk_texts_are_the_chunks_texts() -> None:
+    """The pooled body reads only the chunks' texts (no Chunk, no section): the same texts, in order."""
+    from pytest_skilleval.tier2.chunking import chunk_texts
+
+    for text in [BODY, "# T\r\n\r\npara\r\n\r\n- a\r\n- b\r\n", "", "# only a heading\n", *_markdown_texts()[:400]]:
+        assert chunk_texts(text) == [c.text for c in chunk_markdown(text, "x.md")]

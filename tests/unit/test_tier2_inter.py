@@ -13,6 +13,7 @@ from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier2 import cache, calibration, embedders, inter, similarity
 from pytest_skilleval.tier2.cache import CachedEmbedder, EmbeddingCache
 from pytest_skilleval.tier2.checks import evaluate_similarity
+from pytest_skilleval.tier2.chunking import chunk_markdown
 from pytest_skilleval.tier2.inter import CatalogIndex, SkillText
 
 BASE = ("pdf-tables", "Extract tables from PDF files into CSV. Use when the user asks to pull tabular data out of a PDF document.")
@@ -274,7 +275,7 @@ def test_pooled_body_vectors_are_length_weighted_means_of_their_chunks(tmp_path:
     texts = [SkillText(f"k{i}", f"n{i}", "d", b, f"p{i}") for i, b in enumerate(bodies)]
     got = inter.body_vectors(texts, CachedEmbedder(inner, None))
     for i, body in enumerate(bodies):
-        chunks = [c.text for c in inter.chunk_markdown(body, "SKILL.md")]
+        chunks = [c.text for c in chunk_markdown(body, "SKILL.md")]
         if not chunks:
             assert not got[i].any()
             continue
