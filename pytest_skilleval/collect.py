@@ -27,7 +27,7 @@ from pytest_skilleval import gate, state
 from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.published import RESULT_PROPERTY as RESULT_PROPERTY  # re-exported (published.py: apart from this module)
 from pytest_skilleval.results import CheckResult, Severity, Status, encodable
-from pytest_skilleval.roots import find_skills, is_skill_dir
+from pytest_skilleval.roots import ROOT_HOOKS, RootHooks, find_skills, is_skill_dir
 
 __all__ = ["ROOT_HOOKS", "CheckItem", "RootHooks", "SkillDirectory", "SkillPathway", "SkillTree", "is_skill_dir"]
 
@@ -58,28 +58,6 @@ class _OutsideSkillHooks:
     def ihook(self):  # type: ignore[no-untyped-def]
         hooks = self.config.stash.get(ROOT_HOOKS, None)
         return hooks.relay(self.session) if hooks is not None else self.session.gethookproxy(self.config.rootpath)
-
-
-class RootHooks:
-    """The rootdir's hooks (``session.gethookproxy(rootpath)``) for every node of a skill tree, kept until
-    the next plugin, a conftest say, is registered: pytest's lookup stats the path and compares the loaded
-    conftests on every call (and, when one does not apply, makes a new proxy whose hook callers are made
-    again on each use), and an item asks for its hooks about a dozen times."""
-
-    def __init__(self) -> None:
-        self._relay: Any = None
-
-    def relay(self, session: pytest.Session) -> Any:
-        if self._relay is None:
-            self._relay = session.gethookproxy(session.config.rootpath)
-        return self._relay
-
-    def pytest_plugin_registered(self) -> None:
-        self._relay = None
-
-
-#: The run's :class:`RootHooks` (registered as a plugin by ``plugin.py``, so that it sees registrations).
-ROOT_HOOKS = pytest.StashKey[RootHooks]()
 
 
 class SkillTree(_OutsideSkillHooks, pytest.File):

@@ -20,12 +20,11 @@ The user's own tests in the same session are left alone.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Generator
 
 import pytest
 
-from pytest_skilleval import terminalstats
+from pytest_skilleval import state, terminalstats
 from pytest_skilleval.published import PUBLISHED
 from pytest_skilleval.terminalstats import MARKER
 
@@ -35,18 +34,12 @@ RERUN_EXCINFOS = "_rerun_condition_excinfos"
 
 def after_item(item: pytest.Item) -> None:
     """Called once the item's protocol is over: every report is out, every rerun done."""
-    if not _is_check_item(item) and item.get_closest_marker(MARKER) is None:  # a check item always has it
+    if not state.is_check_item(item) and item.get_closest_marker(MARKER) is None:  # a check item always has it
         return
     item.user_properties[:] = [(k, v) for k, v in item.user_properties if k not in PUBLISHED]
     kept = getattr(item, RERUN_EXCINFOS, None)
     if isinstance(kept, dict):
         kept.clear()
-
-
-def _is_check_item(item: pytest.Item) -> bool:
-    """No check item exists before ``collect.py`` is imported, and a run without skills never imports it."""
-    collect = sys.modules.get("pytest_skilleval.collect")
-    return collect is not None and isinstance(item, collect.CheckItem)
 
 
 class WorkerReports:

@@ -26,6 +26,7 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -128,3 +129,25 @@ def take_over_arguments(early_config: pytest.Config) -> None:
     kept = [a for a in args if skill_tree_of_argument(argument_path(invocation_dir, str(a)), project) is None]
     if len(kept) != len(args):
         namespace.file_or_dir = kept
+
+
+class RootHooks:
+    """The rootdir's hooks (``session.gethookproxy(rootpath)``) for every node of a skill tree, kept until
+    the next plugin, a conftest say, is registered: pytest's lookup stats the path and compares the loaded
+    conftests on every call (and, when one does not apply, makes a new proxy whose hook callers are made
+    again on each use), and an item asks for its hooks about a dozen times."""
+
+    def __init__(self) -> None:
+        self._relay: Any = None
+
+    def relay(self, session: pytest.Session) -> Any:
+        if self._relay is None:
+            self._relay = session.gethookproxy(session.config.rootpath)
+        return self._relay
+
+    def pytest_plugin_registered(self) -> None:
+        self._relay = None
+
+
+#: The run's :class:`RootHooks` (registered as a plugin by ``plugin.py``, so that it sees registrations).
+ROOT_HOOKS = pytest.StashKey[RootHooks]()

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import os
+import pkgutil
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -103,8 +106,52 @@ class RunState:
         return list(self._keys)
 
 
+#: The run's settings, read (and checked) at ``pytest_configure`` in every run.
+SETTINGS = pytest.StashKey["Settings"]()
+#: The run state, once made (:func:`run_state`): a run that never meets a skill has none.
 RUN_STATE = pytest.StashKey[RunState]()
 
 
 def run_state(config: pytest.Config) -> RunState:
-    return config.stash[RUN_STATE]
+    """The run state, made on first need: at start-up when the run names skills or a check selection
+    (``plugin.py``), else when collection meets the first skill folder. A pytest run of the project's own
+    tests never imports the checks, the skill model and the batcher."""
+    run = config.stash.get(RUN_STATE, None)
+    if run is None:
+        run = config.stash[RUN_STATE] = _make_run_state(config)
+    return run
+
+
+def is_check_item(item: pytest.Item) -> bool:
+    """One of this plugin's check items (``collect.CheckItem``). No check item exists before ``collect.py``
+    is imported, and a run that meets no skill never imports it: asked of every item, this imports nothing."""
+    collect = sys.modules.get("pytest_skilleval.collect")
+    return collect is not None and isinstance(item, collect.CheckItem)
+
+
+def _builtin_check_modules() -> list[str]:
+    """Every module of the ``tier1`` package is a check plugin: adding a check is adding a file."""
+    from pytest_skilleval import tier1
+
+    return sorted(f"{tier1.__name__}.{m.name}" for m in pkgutil.iter_modules(tier1.__path__) if not m.name.startswith("_")) + [
+        "pytest_skilleval.tier2.checks"]
+
+
+def _make_run_state(config: pytest.Config) -> RunState:
+    """Register the built-in checks, gather every plugin's checks and validate the selection
+    (``--skilleval-checks``); a bad selection or a clash of names is a usage error."""
+    from pytest_skilleval.checks import CheckRegistry, UsageError
+
+    for name in _builtin_check_modules():
+        if not config.pluginmanager.has_plugin(name):
+            config.pluginmanager.register(importlib.import_module(name), name)
+    registry = CheckRegistry()
+    try:
+        for contributed in config.hook.pytest_skilleval_checks(config=config):
+            for check in contributed or ():
+                registry.add(check)
+        run = RunState(config, config.stash[SETTINGS], registry)
+        run.selected_checks(tier=1)  # validate --skilleval-checks before any item runs
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return run

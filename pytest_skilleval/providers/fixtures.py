@@ -29,8 +29,7 @@ _RUN_SETTINGS = pytest.StashKey[Settings]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    run = config.stash.get(state.RUN_STATE, None)
-    settings = run.settings if run is not None else Settings.from_config(config)
+    settings = config.stash.get(state.SETTINGS, None) or Settings.from_config(config)  # the run state's, made now or later
     ps = ProviderSettings.from_config(config, settings.cache_dir)
     config.stash[PROVIDER_SETTINGS] = ps
     config.stash[_RUN_SETTINGS] = settings

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import pytest
 
+from pytest_skilleval.published import TRIAL_PROPERTY
 from pytest_skilleval.tier3.agents import Agent, AgentRegistry
 from pytest_skilleval.tier3.options import AA_ARM, Tier3Settings
-from pytest_skilleval.tier3.record import TRIAL_PROPERTY
 from pytest_skilleval.tier3.sandboxes import Sandbox, SandboxRegistry
 
 

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_skilleval import state
-from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier3.plugin import tier3_context
 from pytest_skilleval.triggers.options import TriggerSettings
 
@@ -24,6 +23,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from pytest_skilleval.gateway import Gateway
+    from pytest_skilleval.skill import Skill
     from pytest_skilleval.tier3.sandboxes import Sandbox
     from pytest_skilleval.triggers.probe import Prober
     from pytest_skilleval.triggers.rivals import RivalSet
@@ -79,6 +79,8 @@ def rival_pool(config: pytest.Config) -> list[Skill]:
     if ctx.settings.rivals_dir is None:
         return [run.skill(root) for root in run.skill_roots()]
     if ctx.catalog is None:
+        from pytest_skilleval.skill import Skill
+
         ctx.catalog = [Skill(root=root, key=str(root), limits=run.limits) for root in catalog_skills(ctx.settings.rivals_dir)]
     return ctx.catalog
 

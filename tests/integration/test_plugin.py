@@ -106,6 +106,30 @@ def test_unknown_check_name_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["*unknown check 'nope'*known:*schema*"])
 
 
+
+def test_unknown_check_name_is_a_usage_error_in_a_run_without_skills(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A check selection is validated at start-up even when the run names no skill (the checks are
+    otherwise registered only when a run meets one): from the command line, the ini file and the environment."""
+    pytester.makepyfile(test_own="def test_own():\n    pass\n")
+    result = pytester.runpytest("--skilleval-checks=schema,nope")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown check 'nope'*known:*schema*"])
+    pytester.makeini("[pytest]\nskilleval_checks = nope\n")
+    assert pytester.runpytest().ret == pytest.ExitCode.USAGE_ERROR
+    pytester.makeini("[pytest]\n")
+    monkeypatch.setenv("SKILLEVAL_CHECKS", "nope")
+    assert pytester.runpytest().ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_a_skill_met_during_collection_gets_the_checks_then(pytester: pytest.Pytester) -> None:
+    """No skill named and no skilleval option at start-up: the checks are registered when collection
+    meets the first skill folder under an explicit path (here the project itself), and run as always."""
+    _good(pytester.path, "skills/alpha-skill")
+    pytester.makepyfile(test_own="def test_own():\n    pass\n")
+    result = pytester.runpytest(".", "-k", "own or schema or version", "-v")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["*skills/alpha-skill::tier1::schema PASSED*", "*test_own.py::test_own PASSED*"])
+
 def test_failure_shows_findings_with_location_and_no_traceback(pytester: pytest.Pytester) -> None:
     write_skill(pytester.path / "skills", "bad-skill", {"SKILL.md": "---\nname: bad-skill\nname: other\ndescription: x\n---\n# T\n"})
     result = pytester.runpytest("--skills=skills", BASIC)

@@ -83,7 +83,8 @@ OPTIONS_MODULES = ("pytest_skilleval.config", "pytest_skilleval.tier2.options", 
 def test_the_options_modules_import_no_pydantic() -> None:
     """``pytest_addoption`` of every pytest run imports these: the severities and provider errors they
     read live apart from the pydantic models (levels.py, providers/errors.py)."""
-    code = f"import sys\nfor m in {OPTIONS_MODULES!r}: __import__(m)\nprint(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'yaml')))"
+    code = (f"import sys\nfor m in {OPTIONS_MODULES!r}: __import__(m)\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'yaml')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
     assert out.strip() == "[]"
 
