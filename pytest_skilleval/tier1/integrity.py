@@ -35,7 +35,7 @@ from markdown_it.token import Token
 from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.safefs import EntryKind
-from pytest_skilleval.skill import Skill, markdown_links
+from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier1._syntax import parse_problems
 
 MARKDOWN = frozenset({".md", ".markdown", ".mdc"})
@@ -109,44 +109,46 @@ class IntegrityCheck(Check):
             if rel != skill.manifest and rel.lower() not in REPORT_FILES:
                 documents.append((rel, skill.markdown(rel) or []))
         for rel, tokens in documents:
-            for link in markdown_links(tokens):
-                yield Ref(link.target, rel, link.line, code=False)
-            yield from _html_refs(rel, tokens)
-            yield from _code_refs(rel, tokens)
+            yield from _token_refs(rel, tokens)
 
 
-def _html_refs(rel: str, tokens: list[Token]) -> Iterator[Ref]:
-    """``<img src>``/``<a href>`` in raw HTML: markdown-it leaves them as text, renderers do not."""
+def _token_refs(rel: str, tokens: list[Token]) -> list[Ref]:
+    """The references of one document, from one pass over its tokens: its links and images (as
+    :func:`skill.markdown_links` finds them), then ``src``/``href`` in raw HTML, then file paths in code."""
+    links: list[Ref] = []
+    html: list[Ref] = []
+    code: list[Ref] = []
     for tok in tokens:
-        if tok.type == "html_block" and tok.map:
-            for offset, text in enumerate(tok.content.splitlines()):
-                for m in _HTML_REF.finditer(text):
-                    yield Ref(m.group(1), rel, tok.map[0] + 1 + offset, code=False)
-        elif tok.type == "inline" and tok.children:
-            line = (tok.map[0] + 1) if tok.map else 0
-            for child in tok.children:
-                line += child.type in ("softbreak", "hardbreak")
-                if child.type == "html_inline":
-                    for m in _HTML_REF.finditer(child.content):
-                        yield Ref(m.group(1), rel, line, code=False)
-
-
-def _code_refs(rel: str, tokens: list[Token]) -> Iterator[Ref]:
-    for tok in tokens:
-        if tok.type in ("fence", "code_block") and tok.map:
-            if not _may_hold_code_path(tok.content):
+        kind = tok.type
+        if kind == "inline":
+            children = tok.children
+            if not children:
                 continue
-            first = tok.map[0] + (2 if tok.type == "fence" else 1)
-            for offset, text in enumerate(tok.content.splitlines()):
-                for path in _code_paths(text):
-                    yield Ref(path, rel, first + offset, code=True)
-        elif tok.type == "inline" and tok.children:
             line = (tok.map[0] + 1) if tok.map else 0
-            for child in tok.children:
-                line += child.type in ("softbreak", "hardbreak")
-                if child.type == "code_inline":
-                    for path in _code_paths(child.content):
-                        yield Ref(path, rel, line, code=True)
+            for child in children:
+                child_kind = child.type
+                if child_kind == "text":  # the most common child, and none of the kinds below
+                    continue
+                if child_kind == "softbreak" or child_kind == "hardbreak":
+                    line += 1
+                elif child_kind == "code_inline":
+                    code.extend(Ref(path, rel, line, code=True) for path in _code_paths(child.content))
+                elif child_kind == "link_open":
+                    links.append(Ref(str(child.attrs.get("href", "")), rel, line, code=False))
+                elif child_kind == "image":
+                    links.append(Ref(str(child.attrs.get("src", "")), rel, line, code=False))
+                elif child_kind == "html_inline":
+                    html.extend(Ref(m.group(1), rel, line, code=False) for m in _HTML_REF.finditer(child.content))
+        elif kind == "html_block":
+            if tok.map:
+                for offset, text in enumerate(tok.content.splitlines()):
+                    html.extend(Ref(m.group(1), rel, tok.map[0] + 1 + offset, code=False) for m in _HTML_REF.finditer(text))
+        elif kind == "fence" or kind == "code_block":
+            if tok.map and _may_hold_code_path(tok.content):
+                first = tok.map[0] + (2 if kind == "fence" else 1)
+                for offset, text in enumerate(tok.content.splitlines()):
+                    code.extend(Ref(path, rel, first + offset, code=True) for path in _code_paths(text))
+    return links + html + code
 
 
 def _may_hold_code_path(text: str) -> bool:

@@ -305,3 +305,83 @@ def test_code_paths_prefilter_changes_nothing_over_the_corpus() -> None:
             lines += 1
             assert list(integrity._code_paths(line)) == _code_paths_unfiltered(line), (path, line)
     assert lines > 100_000
+
+
+def _refs_three_walks(rel: str, tokens: list) -> list[integrity.Ref]:  # type: ignore[type-arg]
+    """What ``_token_refs`` must give: the three walks it replaced (links, then raw HTML, then code), each
+    its own pass over the tokens."""
+    from pytest_skilleval.skill import markdown_links
+
+    out = [integrity.Ref(link.target, rel, link.line, code=False) for link in markdown_links(tokens)]
+    for tok in tokens:
+        if tok.type == "html_block" and tok.map:
+            for offset, text in enumerate(tok.content.splitlines()):
+                out += [integrity.Ref(m.group(1), rel, tok.map[0] + 1 + offset, code=False) for m in integrity._HTML_REF.finditer(text)]
+        elif tok.type == "inline" and tok.children:
+            line = (tok.map[0] + 1) if tok.map else 0
+            for child in tok.children:
+                line += child.type in ("softbreak", "hardbreak")
+                if child.type == "html_inline":
+                    out += [integrity.Ref(m.group(1), rel, line, code=False) for m in integrity._HTML_REF.finditer(child.content)]
+    for tok in tokens:
+        if tok.type in ("fence", "code_block") and tok.map:
+            if not integrity._may_hold_code_path(tok.content):
+                continue
+            first = tok.map[0] + (2 if tok.type == "fence" else 1)
+            for offset, text in enumerate(tok.content.splitlines()):
+                out += [integrity.Ref(p, rel, first + offset, code=True) for p in integrity._code_paths(text)]
+        elif tok.type == "inline" and tok.children:
+            line = (tok.map[0] + 1) if tok.map else 0
+            for child in tok.children:
+                line += child.type in ("softbreak", "hardbreak")
+                if child.type == "code_inline":
+                    out += [integrity.Ref(p, rel, line, code=True) for p in integrity._code_paths(child.content)]
+    return out
+
+
+EDGE_DOCUMENT = """# Demo <img src="assets/a.png">
+
+Read [the guide](references/guide.md) and ![logo](assets/logo.png "t"),
+then run `python scripts/run.py`\\
+and <a href="references/b.md">b</a> **`scripts/x.sh`** [x](y.md) `cp assets/z.json .`
+
+<div><img src="assets/c.png"></div>
+<a href='references/d.md'>d</a>
+
+```bash
+python scripts/one.py
+${SKILL_DIR}/data/x.json
+```
+
+    ./scripts/indented.sh
+
+| a | [t](references/t.md) |
+|---|---|
+| `scripts/cell.py` | <img src="assets/cell.png"> |
+"""
+
+
+def test_one_walk_finds_the_refs_the_three_walks_found() -> None:
+    from pytest_skilleval.skill import parse_markdown
+
+    tokens = parse_markdown(EDGE_DOCUMENT, 3)
+    got = integrity._token_refs("SKILL.md", tokens)
+    assert got == _refs_three_walks("SKILL.md", tokens)
+    assert {r.code for r in got} == {True, False} and len(got) >= 15
+
+
+def test_one_walk_finds_the_refs_the_three_walks_found_over_the_corpus() -> None:
+    from pytest_skilleval.skill import parse_markdown
+
+    require(CORPUS.is_dir(), f"the shared corpus is not at {CORPUS}")
+    refs = 0
+    for path in sorted(CORPUS.rglob("*.md")):
+        try:
+            text = path.read_text("utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        tokens = parse_markdown(text)
+        got = integrity._token_refs(path.name, tokens)
+        assert got == _refs_three_walks(path.name, tokens), path
+        refs += len(got)
+    assert refs > 8_000
