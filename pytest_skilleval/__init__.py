@@ -1,8 +1,18 @@
 """pytest-skilleval: evaluate Agent Skills as pytest tests."""
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-try:
-    __version__ = version("pytest-skilleval")
-except PackageNotFoundError:  # running from a source tree without an install
-    __version__ = "0.0.0+source"
+
+def __getattr__(name: str) -> str:
+    """``__version__``, read from the installed metadata on first use (PEP 562): every pytest run imports
+    this package, and looking the distribution up (~5 ms, and the email parser) is for reports and the CLI."""
+    if name != "__version__":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = version("pytest-skilleval")
+    except PackageNotFoundError:  # running from a source tree without an install
+        found = "0.0.0+source"
+    globals()["__version__"] = found
+    return found

@@ -15,14 +15,18 @@ All are session-scoped; override any of them in ``conftest.py`` with a fixture o
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from pytest_skilleval import state
 from pytest_skilleval.config import Settings
 from pytest_skilleval.providers import select
-from pytest_skilleval.providers.base import ChatProvider, Embedder
-from pytest_skilleval.providers.cache import ProviderCache
 from pytest_skilleval.providers.options import ProviderSettings
+
+if TYPE_CHECKING:  # the models behind these are imported with the first provider a run builds (select.py)
+    from pytest_skilleval.providers.base import ChatProvider, Embedder
+    from pytest_skilleval.providers.cache import ProviderCache
 
 PROVIDER_SETTINGS = pytest.StashKey[ProviderSettings]()
 _RUN_SETTINGS = pytest.StashKey[Settings]()

@@ -27,13 +27,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pytest_skilleval.providers.base import ChatProvider, Embedder, ProviderError
-from pytest_skilleval.providers.cache import CachedChat, CachedEmbedder, ProviderCache
+from pytest_skilleval.providers.errors import ProviderError
 from pytest_skilleval.providers.options import Env, ProviderSettings
-from pytest_skilleval.providers.retry import RetryPolicy
 
 if TYPE_CHECKING:
     from pytest_skilleval.config import Settings
+    from pytest_skilleval.providers.base import ChatProvider, Embedder
+    from pytest_skilleval.providers.cache import ProviderCache
 
 KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "nvidia": "NVIDIA_API_KEY"}
 BASE_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
@@ -140,6 +140,8 @@ def embedding_target(ps: ProviderSettings, env: Mapping[str, str] | None = None)
 
 def build_chat(target: Target, ps: ProviderSettings) -> ChatProvider:
     """An uncached provider for ``target`` (SDKs are imported here, only when a model is needed)."""
+    from pytest_skilleval.providers.retry import RetryPolicy
+
     retry = RetryPolicy(retries=ps.retries)
     if target.provider in ("anthropic", "bedrock"):
         from pytest_skilleval.providers.anthropic_chat import AnthropicChat
@@ -156,6 +158,7 @@ def build_chat(target: Target, ps: ProviderSettings) -> ChatProvider:
 
 def build_embedder(target: Target, ps: ProviderSettings) -> Embedder:
     from pytest_skilleval.providers.openai_embeddings import OpenAIEmbedder
+    from pytest_skilleval.providers.retry import RetryPolicy
 
     # NVIDIA's retrieval embedders refuse a request without input_type; skill text is the "passage" side.
     extra = {"input_type": "passage", "truncate": "END"} if target.provider == "nvidia" else None
@@ -212,6 +215,8 @@ def _memo(key: tuple[Any, ...], make: Callable[[], Any]) -> Any:
 
 
 def provider_cache(ps: ProviderSettings) -> ProviderCache:
+    from pytest_skilleval.providers.cache import ProviderCache
+
     return _memo(("cache", ps.cache_dir, ps.cache), lambda: ProviderCache(ps.cache_dir, ps.cache))  # type: ignore[no-any-return]
 
 
@@ -225,6 +230,8 @@ def chat_from_settings(settings: Settings | ProviderSettings | None = None) -> C
     target = chat_target(ps)
     if target is None:
         return None
+    from pytest_skilleval.providers.cache import CachedChat
+
     return _memo(("chat", ps, target), lambda: CachedChat(build_chat(target, ps), provider_cache(ps)))  # type: ignore[no-any-return]
 
 
@@ -236,6 +243,8 @@ def embedder_from_settings(settings: Settings | ProviderSettings | None = None) 
         return None
     if isinstance(target, str):
         return default_embedder()
+    from pytest_skilleval.providers.cache import CachedEmbedder
+
     return _memo(("embed", ps, target), lambda: CachedEmbedder(build_embedder(target, ps), provider_cache(ps)))  # type: ignore[no-any-return]
 
 

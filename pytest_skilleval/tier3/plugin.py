@@ -12,13 +12,17 @@ import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_skilleval.published import TRIAL_PROPERTY
 from pytest_skilleval.tier3.agents import Agent, AgentRegistry
 from pytest_skilleval.tier3.options import AA_ARM, Tier3Settings
-from pytest_skilleval.tier3.sandboxes import Sandbox, SandboxRegistry
+from pytest_skilleval.tier3.sandboxes import SandboxRegistry
+
+if TYPE_CHECKING:
+    from pytest_skilleval.tier3.sandboxes import Sandbox
 
 
 @dataclass
@@ -26,7 +30,16 @@ class Tier3Context:
     settings: Tier3Settings
     agents: AgentRegistry
     chosen: list[Agent]  # the agents this run's trials use, in --skilleval-agents order
-    sandboxes: SandboxRegistry
+    config: pytest.Config
+    #: Made on first use (:attr:`sandboxes`), or at start-up in a run with Tier 3 or a chosen sandbox: the
+    #: backends (containers, images, Harbor) are no business of a run that starts no agent.
+    built_sandboxes: SandboxRegistry | None = None
+
+    @property
+    def sandboxes(self) -> SandboxRegistry:
+        if self.built_sandboxes is None:
+            self.built_sandboxes = _sandbox_registry(self.config, self.settings)
+        return self.built_sandboxes
 
     @property
     def sandbox(self) -> Sandbox:
@@ -46,23 +59,34 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
 
 
+def _sandbox_registry(config: pytest.Config, settings: Tier3Settings) -> SandboxRegistry:
+    """Every backend plugins offer; the chosen one (--skilleval-sandbox) must be among them."""
+    sandboxes = SandboxRegistry()
+    try:
+        for offered in config.hook.pytest_skilleval_sandboxes(config=config):
+            for sandbox in offered or ():
+                sandboxes.add(sandbox)
+        sandboxes.get(settings.sandbox)
+    except (KeyError, ValueError) as exc:
+        raise pytest.UsageError(f"skilleval Tier 3: {exc.args[0]}") from None
+    return sandboxes
+
+
 def pytest_configure(config: pytest.Config) -> None:
     settings = Tier3Settings.from_config(config)
-    agents, sandboxes = AgentRegistry(), SandboxRegistry()
+    agents = AgentRegistry()
     try:
         for contributed in config.hook.pytest_skilleval_agents(config=config):
             for agent in contributed or ():
                 agents.add(agent)
-        for offered in config.hook.pytest_skilleval_sandboxes(config=config):
-            for sandbox in offered or ():
-                sandboxes.add(sandbox)
         chosen = agents.select(",".join(settings.agents))
-        sandboxes.get(settings.sandbox)
     except (KeyError, ValueError) as exc:
         raise pytest.UsageError(f"skilleval Tier 3: {exc.args[0]}") from None
     for agent in agents.all():
         config.addinivalue_line("markers", f"{marker_name(agent.name)}: Tier 3 trials run with {agent.label}")
-    config.stash[TIER3] = Tier3Context(settings, agents, chosen, sandboxes)
+    config.stash[TIER3] = ctx = Tier3Context(settings, agents, chosen, config)
+    if settings.enabled or settings.sandbox != "local":
+        ctx.sandboxes  # noqa: B018 - made now: an unknown --skilleval-sandbox is a usage error before collection
     if settings.enabled and not hasattr(config, "workerinput"):
         config.pluginmanager.register(RerunNames(), "skilleval-tier3-rerun-names")
         config.pluginmanager.register(PlanPrinter(config, settings, chosen), "skilleval-tier3-plan")
@@ -109,9 +133,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     ctx = config.stash.get(TIER3, None)
-    if ctx is not None:
-        for name in ctx.sandboxes.names():
-            ctx.sandboxes.get(name).close()
+    if ctx is not None and ctx.built_sandboxes is not None:  # a run that made none has none to close
+        for name in ctx.built_sandboxes.names():
+            ctx.built_sandboxes.get(name).close()
 
 
 class PlanPrinter:

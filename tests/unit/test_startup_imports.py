@@ -97,3 +97,51 @@ def test_the_report_session_imports_its_models_and_writers_when_used() -> None:
             " or m.startswith(('pytest_skilleval.reports.model', 'pytest_skilleval.tier3.', 'pytest_skilleval.collect'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
     assert out.strip() == "[]"
+
+
+#: What a pytest run that collects no skill and uses no skilleval option has no use for: the results'
+#: pydantic models, the Markdown and YAML parsers, the report writers and templates, Tier 2's numeric
+#: stack, Tier 3's records and the checks themselves. Every pytest run in an environment with the
+#: plugin installed would pay for importing them (``benchmarks/tier1_vs_skillevaluator.py`` prints what
+#: a plain run pays next to ``-p no:skilleval``).
+NOT_FOR_A_PLAIN_RUN = (
+    "pydantic", "pydantic_core", "markdown_it", "markdown_it_pyrs", "yaml", "jinja2", "numpy", "onnxruntime",
+    "pytest_skilleval.results", "pytest_skilleval.skill", "pytest_skilleval.batch", "pytest_skilleval.collect",
+    "pytest_skilleval.tier1.schema", "pytest_skilleval.tier3.record", "pytest_skilleval.trajectory.model",
+    "pytest_skilleval.reports.html", "pytest_skilleval.reports.model", "pytest_skilleval.providers.base",
+    "pytest_skilleval.selection.items", "pytest_skilleval.tier3.sandboxes.container", "pytest_skilleval.tier2.checks",
+)
+#: The fixtures a project's own tests may ask for: registered in every run, whatever it imports.
+FIXTURES = ("skilleval_chat", "skilleval_embedder", "skilleval_provider_cache", "skilleval_gateway", "skilleval_gateway_trial",
+            "skilleval_selection", "skilleval_sandbox", "skill_trial", "skilleval_trigger_runner")
+
+PLAIN_RUN = """
+import json, sys
+import pytest
+code = pytest.main(sys.argv[1:])
+print("MODULES " + json.dumps(sorted(sys.modules)))
+raise SystemExit(code)
+"""
+
+
+def plain_run(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    (tmp_path / "test_plain.py").write_text("def test_plain():\n    pass\n", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-c", PLAIN_RUN, "-q", "-p", "no:cacheprovider", "-o", "addopts=", f"--rootdir={tmp_path}",
+                           "-p", "no:hypothesispytest", *args, "test_plain.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("MODULES ")), None)
+    assert line is not None, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    return proc, set(json.loads(line.removeprefix("MODULES ")))
+
+
+def test_a_plain_run_without_skills_imports_nothing_heavy(tmp_path: Path) -> None:
+    """One ordinary test, the plugin loaded: it registers its options, markers, hooks and fixtures, and imports no more."""
+    proc, loaded = plain_run(tmp_path)
+    assert "1 passed" in proc.stdout
+    assert "pytest_skilleval.plugin" in loaded  # the plugin was loaded
+    assert sorted(m for m in loaded if m in NOT_FOR_A_PLAIN_RUN or m.split(".")[0] in NOT_FOR_A_PLAIN_RUN) == []
+
+
+def test_a_plain_run_offers_every_fixture(tmp_path: Path) -> None:
+    proc, _ = plain_run(tmp_path, "--fixtures")
+    assert [f for f in FIXTURES if f"{f} " not in proc.stdout and f"{f}\n" not in proc.stdout] == []
