@@ -8,8 +8,9 @@ and the interpreter makes more as a run allocates: they were 17 % of the CPU of 
 passes skip (it only moves list heads); ``gc.unfreeze()`` in ``pytest_unconfigure``, after pytest's
 first final pass, gives it all back, so the last pass still finds every cycle and every unraisable
 exception, and nothing outlives the run. When the interpreter then exits, its own final collections
-would walk it all again (over the corpus ~1.0 s of CPU after the last report was written): the last
-run of the process having been a frozen one, the heap is frozen again at exit (:func:`_freeze_at_exit`).
+would walk it all again (over the corpus ~1.0 s of CPU after the last report was written): when the
+run was the process's own pytest command (``pytest ...``, ``python -m pytest ...``: no caller's code
+runs after it) and a frozen one, the heap is frozen again at exit (:func:`_freeze_at_exit`).
 
 While items run, every ``FREEZE_EVERY`` items what they left behind and is still alive joins the
 frozen (:func:`freeze_kept`).
@@ -28,6 +29,8 @@ from __future__ import annotations
 
 import atexit
 import gc
+import os
+import sys
 
 import pytest
 
@@ -92,10 +95,19 @@ def thaw(config: pytest.Config) -> None:
     if config.stash[FROZE]:
         gc.unfreeze()
         config.stash[FROZE] = False
-        _last_run_froze = True
-        if not _exit_hook_registered:
+        _last_run_froze = _is_the_pytest_command(config)
+        if _last_run_froze and not _exit_hook_registered:
             atexit.register(_freeze_at_exit)
             _exit_hook_registered = True
+
+
+def _is_the_pytest_command(config: pytest.Config) -> bool:
+    """Whether this run is the process's own ``pytest`` command, run on its own arguments: after it comes
+    only the exit. A script that calls ``pytest.main()`` goes on, and its later cycles must be collected."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    entry = spec.name if spec is not None else os.path.splitext(os.path.basename(sys.argv[0] if sys.argv else ""))[0]
+    return entry in ("pytest.__main__", "py.test.__main__", "pytest", "py.test") and tuple(config.invocation_params.args) == tuple(sys.argv[1:])
 
 
 def _freeze_at_exit() -> None:
@@ -103,7 +115,8 @@ def _freeze_at_exit() -> None:
 
     Python does not promise finalizers of objects alive at exit; what the run needs done at exit is
     done by exit hooks (logging's flush, temporary directories), which all still run. Only when the
-    last run of the process was a run of skills alone, and no run is still going: after a run with a
-    user's tests, their cycles (a conftest's open file, say) are collected at exit as ever."""
+    last run of the process was a run of skills alone and the pytest command itself, and no run is
+    still going: after a run with a user's tests, their cycles (a conftest's open file, say), and after
+    a script's ``pytest.main()`` what the script made next, are collected at exit as ever."""
     if _last_run_froze and _active == 0:
         gc.freeze()

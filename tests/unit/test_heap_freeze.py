@@ -16,12 +16,9 @@ import pytest
 pytest_plugins = ["pytester"]
 
 RUN = """
-import atexit, gc, json, os, sys
+import gc, json, os, sys
 import pytest
 import pytest_skilleval.heap
-
-# registered before the run, so it runs after whatever the run registers (atexit is last in, first out)
-atexit.register(lambda: print(f"AT EXIT frozen={gc.get_freeze_count()}", flush=True))
 
 if os.environ.get("FREEZE_EVERY"):
     pytest_skilleval.heap.FREEZE_EVERY = int(os.environ["FREEZE_EVERY"])
@@ -71,15 +68,29 @@ def test_a_catalog_run_freezes_imports_and_the_collected_tree_then_thaws(tmp_pat
     assert dict(seen)["after"] == 0  # nothing stays frozen after the run
 
 
-def frozen_at_exit(out: str) -> int:
-    return int(next(x for x in out.splitlines() if x.startswith("AT EXIT ")).split("frozen=")[1])
+EXIT_PROBE = """
+import atexit, gc
+
+# imported before the run (-p), so this runs after whatever the run registers (atexit: last in, first out)
+atexit.register(lambda: print(f"AT EXIT frozen={gc.get_freeze_count()}", flush=True))
+"""
+
+
+def frozen_at_exit(tmp_path: Path, *args: str) -> int:
+    """The heap's frozen count when the interpreter exits after ``python -m pytest ARGS`` (the pytest command)."""
+    (tmp_path / "exitprobe.py").write_text(EXIT_PROBE, encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "exitprobe", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+                           f"--rootdir={tmp_path}", "--skilleval-report-dir=", "--skilleval-cache-dir=", "-n", "0",
+                           "--skilleval-checks=version", *args], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return int(next(x for x in proc.stdout.splitlines() if x.startswith("AT EXIT ")).split("frozen=")[1])
 
 
 def test_a_catalog_run_freezes_the_heap_again_when_the_interpreter_exits(tmp_path: Path) -> None:
     """The interpreter's own final collections walked every object the run had thawed: over the corpus
     ~1.0 s of CPU after the last report was written. At exit nothing but those passes would look."""
-    _, out = run(tmp_path, f"--skills={skills(tmp_path)}")
-    assert frozen_at_exit(out) > 10_000
+    assert frozen_at_exit(tmp_path, f"--skills={skills(tmp_path)}") > 10_000
 
 
 @pytest.mark.parametrize("with_skills", [False, True], ids=["tests-only", "skills-and-tests"])
@@ -87,8 +98,41 @@ def test_a_run_with_the_users_tests_leaves_the_heap_thawed_at_exit(tmp_path: Pat
     """Their objects' finalizers (a cycle holding an open file, say) still run when the interpreter exits."""
     (tmp_path / "test_mine.py").write_text("def test_ok():\n    pass\n", encoding="utf-8")
     args = [f"--skills={skills(tmp_path)}"] if with_skills else []
-    _, out = run(tmp_path, *args, str(tmp_path / "test_mine.py"))
-    assert frozen_at_exit(out) == 0
+    assert frozen_at_exit(tmp_path, *args, str(tmp_path / "test_mine.py")) == 0
+
+
+AFTER_MAIN = """
+import sys, tempfile
+import pytest
+
+code = pytest.main(sys.argv[1:] + ["--skills=skills"])
+
+
+class Cycle:
+    def __init__(self):
+        self.me = self
+        self.tmp = tempfile.NamedTemporaryFile(prefix="skilleval-cycle-", dir=".", delete=True)
+
+    def __del__(self):
+        print("finalizer ran", flush=True)
+
+
+Cycle()
+raise SystemExit(code)
+"""
+
+
+def test_a_script_that_goes_on_after_pytest_main_keeps_its_finalizers_at_exit(tmp_path: Path) -> None:
+    """Only the pytest command itself (nothing of a caller runs after it) freezes at exit: a script that
+    runs a skills-only pytest.main() and then makes a cycle still has the cycle collected when it exits."""
+    skills(tmp_path)
+    (tmp_path / "after_main.py").write_text(AFTER_MAIN, encoding="utf-8")
+    proc = subprocess.run([sys.executable, "after_main.py", "-q", "-p", "no:cacheprovider", "-o", "addopts=", f"--rootdir={tmp_path}",
+                           "--skilleval-report-dir=", "--skilleval-cache-dir=", "-n", "0", "--skilleval-checks=version"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "finalizer ran" in proc.stdout
+    assert not list(tmp_path.glob("skilleval-cycle-*"))  # the temporary file was deleted
 
 
 def test_what_the_items_leave_behind_leaves_the_full_passes_too(tmp_path: Path) -> None:
