@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_skilleval import config as config_mod
-from pytest_skilleval import heap, hookspecs, release, roots, shard, state, terminalstats
+from pytest_skilleval import heap, hookspecs, inprocess, release, roots, shard, state, terminalstats
 from pytest_skilleval.roots import ROOT_HOOKS, RootHooks, is_skill_dir
 
 if TYPE_CHECKING:
@@ -212,6 +212,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     for name, skill_roots in by_check.items():
         run.batcher.set_targets(name, skill_roots)
     heap.freeze_collected(session, CheckItem)
+
+
+def pytest_plugin_registered(plugin: object, plugin_name: str | None, manager: pytest.PytestPluginManager) -> None:
+    """With pytester loaded, the plugin's modules are imported before any in-process run (inprocess.py)."""
+    if plugin_name == "pytester":
+        inprocess.import_every_module()
 
 
 @pytest.hookimpl(trylast=True)

@@ -1,0 +1,48 @@
+"""pytester's in-process runs, several in one process, give every run the same results.
+
+Each in-process run puts ``sys.modules`` back as it found it, so what a run imports lazily is imported
+again by the next: yaml's C loader cannot be, and pydantic classes would exist twice (a check crashed
+with a ConstructorError, a selection item with a ValidationError). A plugin author tests their checks
+exactly this way.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+TWICE = '''
+import pytest
+
+pytest_plugins = ["pytester"]
+
+
+def skills(root):
+    for name in ("alpha", "beta"):
+        skill = root / "skills" / name
+        skill.mkdir(parents=True)
+        (skill / "SKILL.md").write_text(
+            f"---\\nname: {name}\\ndescription: Does {name}. Use when {name} is asked for.\\n---\\n\\n# {name}\\n\\n"
+            "Run the script with care and read the output before you go on.\\n", encoding="utf-8")
+
+
+def test_each_run_alike(pytester):
+    skills(pytester.path)
+    seen = []
+    for _ in range(3):
+        result = pytester.runpytest_inprocess("--skills=skills", "-p", "no:cacheprovider", "--skilleval-report-dir=",
+                                              "--skilleval-cache-dir=", "-n", "0",
+                                              "--skilleval-checks=schema,instructions,pii,unicode,quality")
+        assert "crashed" not in result.stdout.str(), result.stdout.str()[-3000:]
+        seen.append(result.parseoutcomes())
+    assert seen[0] == seen[1] == seen[2] and sum(seen[0].get(k, 0) for k in ("passed", "failed")) == 10, seen
+'''
+
+
+def test_three_in_process_runs_in_one_process_give_the_same_results(tmp_path: Path) -> None:
+    (tmp_path / "test_twice.py").write_text(TWICE, encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "test_twice.py", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+                           f"--rootdir={tmp_path}", "-n", "0", "-p", "no:randomly"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout[-5000:] + proc.stderr[-2000:]
