@@ -66,13 +66,13 @@ def pytest_configure(config: pytest.Config) -> None:
         # A run that names skills or a check selection gets its checks now (state.run_state): a bad
         # --skilleval-checks is a usage error before collection, and xdist's controller, which collects
         # nothing, has them too. Any other run gets them when collection meets its first skill.
-        state.run_state(config)
+        state.run_state(config, at_startup=True)
     shard.configure(config)
     config.pluginmanager.register(importlib.import_module("pytest_skilleval.providers.fixtures"), "skilleval-providers")
     config.pluginmanager.register(importlib.import_module("pytest_skilleval.gateway.fixtures"), "skilleval-gateway")
     skills_only = _route_skill_paths(config, settings.skill_paths)
     if config.stash[SKILL_TREES]:  # skill trees among the path arguments
-        state.run_state(config)
+        state.run_state(config, at_startup=True)
     config.pluginmanager.register(importlib.import_module("pytest_skilleval.selection.plugin"), "skilleval-selection")
     # Tier 3: built-in agents and sandboxes answer the hooks first, then the plugin builds the registries.
     for module, name in (("agents", "skilleval-agents"), ("sandboxes", "skilleval-sandboxes"), ("plugin", "skilleval-tier3"),
@@ -250,8 +250,15 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
         run.release(item.path)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session: pytest.Session) -> None:
+    """The plugins there now are those whose checks run (state.note_plugins_before_collection)."""
+    state.note_plugins_before_collection(session.config)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """This shard's skills only (``--skilleval-shard``); skill items in a stable order: by skill path, then tier, then check name."""
+    state.end_on_usage_error(config)
     run = config.stash.get(state.RUN_STATE, None)
     if run is None:  # no skill was collected
         return

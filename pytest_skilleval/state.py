@@ -112,14 +112,36 @@ SETTINGS = pytest.StashKey["Settings"]()
 RUN_STATE = pytest.StashKey[RunState]()
 
 
-def run_state(config: pytest.Config) -> RunState:
+#: A usage error met when the run state was made while collecting: the run ends with it once collection is over.
+USAGE_ERROR = pytest.StashKey[str]()
+
+
+def run_state(config: pytest.Config, *, at_startup: bool = False) -> RunState:
     """The run state, made on first need: at start-up when the run names skills or a check selection
-    (``plugin.py``), else when collection meets the first skill folder. A pytest run of the project's own
-    tests never imports the checks, the skill model and the batcher."""
+    (``plugin.py``, ``at_startup``), else when collection meets the first skill folder. A pytest run of the
+    project's own tests never imports the checks, the skill model and the batcher.
+
+    A bad check selection or a clash of check names is a usage error either way: at start-up pytest's
+    own; met while collecting, it is kept, every later call raises it again without trying anew, and
+    :func:`end_on_usage_error` ends the run with it once collection is over."""
     run = config.stash.get(RUN_STATE, None)
     if run is None:
-        run = config.stash[RUN_STATE] = _make_run_state(config)
+        if USAGE_ERROR in config.stash:
+            raise pytest.UsageError(config.stash[USAGE_ERROR])
+        try:
+            run = config.stash[RUN_STATE] = _make_run_state(config)
+        except pytest.UsageError as exc:
+            if not at_startup:
+                config.stash[USAGE_ERROR] = str(exc)
+            raise
     return run
+
+
+def end_on_usage_error(config: pytest.Config) -> None:
+    """After collection: a usage error met while collecting ends the run as it would have at start-up
+    (exit code 4, the message), not as one collection error per skill folder."""
+    if USAGE_ERROR in config.stash:
+        pytest.exit(f"ERROR: {config.stash[USAGE_ERROR]}", returncode=pytest.ExitCode.USAGE_ERROR)
 
 
 def is_check_item(item: pytest.Item) -> bool:
@@ -137,17 +159,37 @@ def _builtin_check_modules() -> list[str]:
         "pytest_skilleval.tier2.checks"]
 
 
+#: The plugins registered when collection began (ids). The checks are theirs (and the built-in ones), as
+#: when the run state is made at start-up: not those of a conftest collection has met by the time it
+#: meets the first skill, which would depend on how folders sort.
+PLUGINS_BEFORE_COLLECTION = pytest.StashKey[frozenset[int]]()
+
+
+def note_plugins_before_collection(config: pytest.Config) -> None:
+    """At the start of collection, unless the run state is made already."""
+    if RUN_STATE not in config.stash:
+        config.stash[PLUGINS_BEFORE_COLLECTION] = frozenset(id(p) for p in config.pluginmanager.get_plugins())
+
+
 def _make_run_state(config: pytest.Config) -> RunState:
     """Register the built-in checks, gather every plugin's checks and validate the selection
     (``--skilleval-checks``); a bad selection or a clash of names is a usage error."""
     from pytest_skilleval.checks import CheckRegistry, UsageError
 
-    for name in _builtin_check_modules():
+    builtin = _builtin_check_modules()
+    for name in builtin:
         if not config.pluginmanager.has_plugin(name):
             config.pluginmanager.register(importlib.import_module(name), name)
+    checks_hook = config.hook.pytest_skilleval_checks
+    before = config.stash.get(PLUGINS_BEFORE_COLLECTION, None)
+    if before is not None:  # made while collecting: the conftests collection has met since contribute nothing
+        ours = {id(config.pluginmanager.get_plugin(name)) for name in builtin}
+        late = [p for p in config.pluginmanager.get_plugins() if id(p) not in before and id(p) not in ours]
+        if late:
+            checks_hook = config.pluginmanager.subset_hook_caller("pytest_skilleval_checks", late)
     registry = CheckRegistry()
     try:
-        for contributed in config.hook.pytest_skilleval_checks(config=config):
+        for contributed in checks_hook(config=config):
             for check in contributed or ():
                 registry.add(check)
         run = RunState(config, config.stash[SETTINGS], registry)

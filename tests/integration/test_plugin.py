@@ -212,6 +212,39 @@ def test_third_party_check_clash_is_a_usage_error(pytester: pytest.Pytester) -> 
     result.stderr.fnmatch_lines(["*two plugins provide a check named 'schema'*"])
 
 
+def test_a_check_clash_met_while_collecting_is_a_usage_error_too(pytester: pytest.Pytester) -> None:
+    """A run that names no skill makes its checks when collection meets the first skill folder: a clash
+    there ends the run as a usage error naming both, not as a collection error per skill (review)."""
+    _good(pytester.path, "skills/alpha-skill")
+    _good(pytester.path, "skills/beta-skill")
+    pytester.makeconftest(
+        "import pytest\nfrom pytest_skilleval.checks import Check\n"
+        "class Mine(Check):\n    name = 'schema'\n    def run(self, skill, ctx): return self.result()\n"
+        "@pytest.hookimpl\ndef pytest_skilleval_checks(config): return [Mine()]\n")
+    result = pytester.runpytest(".", "--skilleval-report-dir=")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()[-2000:]
+    assert "two plugins provide a check named 'schema'" in result.stdout.str() + result.stderr.str()
+    assert "errors during collection" not in result.stdout.str()
+
+
+@pytest.mark.parametrize("folder", ["a_tests", "z_tests"])
+def test_a_conftest_met_while_collecting_contributes_no_check(pytester: pytest.Pytester, folder: str) -> None:
+    """The checks are those of the plugins there before collection, wherever the conftest sorts beside
+    the skills folder and whether or not a check selection is given (review: a folder named before
+    ``skills`` added its check, one named after did not)."""
+    _good(pytester.path, "skills/alpha-skill")
+    (pytester.path / folder).mkdir()
+    (pytester.path / folder / "conftest.py").write_text(
+        "from pytest_skilleval.checks import Check\n"
+        "class Mine(Check):\n    name = 'mine'\n    def run(self, skill, ctx): return self.result()\n"
+        "def pytest_skilleval_checks(config): return [Mine()]\n", encoding="utf-8")
+    (pytester.path / folder / "test_theirs.py").write_text("def test_theirs():\n    pass\n", encoding="utf-8")
+    for extra in ([], ["--skilleval-checks=-lint"]):
+        result = pytester.runpytest(".", "--collect-only", "-q", *extra)
+        assert "::mine" not in result.stdout.str(), (extra, result.stdout.str()[-2000:])
+        assert "::schema" in result.stdout.str()
+
+
 def _copy_examples(pytester: pytest.Pytester) -> None:
     shutil.copytree(REPO / "example_skills", pytester.path / "skills")
     write_skill(pytester.path / "skills", "broken-skill", {
