@@ -104,6 +104,12 @@ EDGE_CASES = [
     # in markdown-it-py, percent-encoding in markdown-it.rs), nesting past the Rust parser's limit
     "line\r\nwith crlf\r\n",
     "nul\0byte\n",
+    # a line that may start a block right after a quote's line: markdown-it-py ends the quote there,
+    # markdown-it.rs took it as a lazy continuation; a pipe over a dashes line: a one-column table in
+    # markdown-it-py, a setext heading in markdown-it.rs (both found by fuzzing, review)
+    "## Steps\n\n> Back up the database before you start.\n2. Stop the service.\n3. Run the migration.\n",
+    "> quote\n-\n",
+    "## Flags\n\n| Flag |\n---\n| --dry-run |\n\nRun with the flag first.\n",
     "ünïcödé 中文 😀 `日本` [リンク](http://例え.jp)\n",
     ">" * 3000 + " deep\n",
 ]
