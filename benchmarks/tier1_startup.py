@@ -56,7 +56,8 @@ def export(rev: str, into: Path, *paths: str) -> Path:
 
 
 def environ(src: Path) -> dict[str, str]:
-    out = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTEST_ADDOPTS", "PYTHONPATH")}
+    # bytecode caches allowed, no stray plugin options, Python's own buffering (tier1_vs_skillevaluator.env)
+    out = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTEST_ADDOPTS", "PYTHONUNBUFFERED", "PYTHONPATH")}
     out["PYTHONPATH"] = str(src)
     return out
 
