@@ -46,3 +46,25 @@ def test_three_in_process_runs_in_one_process_give_the_same_results(tmp_path: Pa
                            f"--rootdir={tmp_path}", "-n", "0", "-p", "no:randomly"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout[-5000:] + proc.stderr[-2000:]
+
+
+EXPORTS_AFTER = """
+import importlib, sys
+from pytest_skilleval import inprocess
+inprocess.import_every_module()
+bad = []
+for name, module in sorted(sys.modules.items()):
+    exports = getattr(module, "_EXPORTS", None) if name.startswith("pytest_skilleval") else None
+    for attr, sub in (exports or {}).items():
+        if getattr(module, attr) is not getattr(importlib.import_module(f"{name}.{sub}"), attr):
+            bad.append(f"{name}.{attr}")
+print("BAD", bad)
+"""
+
+
+def test_importing_every_module_keeps_each_package_export() -> None:
+    """``tier3.grading`` exports the function ``grade`` from its module ``grade``: importing the module
+    itself sets the package's attribute to the module, which every later ``from ... import grade`` got."""
+    out = subprocess.run([sys.executable, "-c", EXPORTS_AFTER], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "BAD []" in out.stdout, out.stdout
