@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+import types
 
 _done = False
 
@@ -30,10 +31,16 @@ def import_every_module() -> None:
     for module in pkgutil.walk_packages(pytest_skilleval.__path__, f"{pytest_skilleval.__name__}."):
         if not module.name.endswith(".__main__"):
             importlib.import_module(module.name)
-    # Importing a submodule sets the package's attribute of that name to the module: a package that
-    # exports a function named like one of its modules (``tier3.grading.grade``) gets its exports set
-    # as their first use would (lazyexports.py).
-    for name, package in list(sys.modules.items()):
-        exports = getattr(package, "_EXPORTS", None) if name.startswith(f"{pytest_skilleval.__name__}.") else None
-        for attr, where in (exports or {}).items():
-            setattr(package, attr, getattr(importlib.import_module(f"{name}.{where}"), attr))
+            _restore_export(module.name)
+
+
+def _restore_export(name: str) -> None:
+    """Importing a submodule sets its package's attribute of that name to the module. A package that
+    exports a function named like one of its modules (``tier3.grading`` exports ``grade`` from its module
+    ``grade``, lazyexports.py) gets the export back at once, before a module imported next takes the
+    submodule for the function (``from pytest_skilleval.tier3.grading import grade`` in ``tier3.trial``)."""
+    parent, _, attr = name.rpartition(".")
+    package = sys.modules.get(parent)
+    where = (getattr(package, "_EXPORTS", None) or {}).get(attr)
+    if where is not None and isinstance(getattr(package, attr, None), types.ModuleType):
+        setattr(package, attr, getattr(importlib.import_module(f"{parent}.{where}"), attr))

@@ -52,12 +52,18 @@ EXPORTS_AFTER = """
 import importlib, sys
 from pytest_skilleval import inprocess
 inprocess.import_every_module()
+import types
 bad = []
-for name, module in sorted(sys.modules.items()):
-    exports = getattr(module, "_EXPORTS", None) if name.startswith("pytest_skilleval") else None
-    for attr, sub in (exports or {}).items():
-        if getattr(module, attr) is not getattr(importlib.import_module(f"{name}.{sub}"), attr):
+ours = {name: module for name, module in sys.modules.items() if name.startswith("pytest_skilleval")}
+for name, module in sorted(ours.items()):
+    for attr, sub in (getattr(module, "_EXPORTS", None) or {}).items():
+        wanted = getattr(importlib.import_module(f"{name}.{sub}"), attr)
+        if getattr(module, attr) is not wanted:
             bad.append(f"{name}.{attr}")
+        # and no module imported along the way took the submodule for the export (tier3.trial's grade)
+        shadow = sys.modules.get(f"{name}.{attr}")
+        if isinstance(shadow, types.ModuleType) and shadow is not wanted:
+            bad += [f"{other}.{attr}" for other, m in ours.items() if vars(m).get(attr) is shadow and other != name]
 print("BAD", bad)
 """
 
