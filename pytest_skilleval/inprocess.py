@@ -41,6 +41,6 @@ def _restore_export(name: str) -> None:
     submodule for the function (``from pytest_skilleval.tier3.grading import grade`` in ``tier3.trial``)."""
     parent, _, attr = name.rpartition(".")
     package = sys.modules.get(parent)
-    where = (getattr(package, "_EXPORTS", None) or {}).get(attr)
-    if where is not None and isinstance(getattr(package, attr, None), types.ModuleType):
-        setattr(package, attr, getattr(importlib.import_module(f"{parent}.{where}"), attr))
+    if attr in (getattr(package, "_EXPORTS", None) or {}) and isinstance(getattr(package, attr, None), types.ModuleType):
+        delattr(package, attr)
+        getattr(package, attr)  # the package's own __getattr__ (lazyexports.exports) imports and sets the export
