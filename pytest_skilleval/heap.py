@@ -39,9 +39,9 @@ FROZE = pytest.StashKey[bool]()
 
 #: Runs configured and not yet unconfigured in this process: the collector is per process, so this is too.
 _active = 0
-#: Whether the last run of this process was a frozen one (so the heap may be frozen again at exit).
+#: Whether the last run of this process was a frozen one and the pytest command itself (so the heap is
+#: frozen again at exit, :func:`_freeze_at_exit`).
 _last_run_froze = False
-_exit_hook_registered = False
 
 
 def freeze_imports(config: pytest.Config, *, skills_only: bool) -> None:
@@ -88,7 +88,7 @@ def freeze_kept(config: pytest.Config) -> None:
 
 def thaw(config: pytest.Config) -> None:
     """In ``pytest_unconfigure``, last: everything frozen goes back to the collector's oldest generation."""
-    global _active, _exit_hook_registered, _last_run_froze
+    global _active, _last_run_froze
     if FROZE not in config.stash:  # pytest_configure did not get this far
         return
     _active -= 1
@@ -96,9 +96,6 @@ def thaw(config: pytest.Config) -> None:
         gc.unfreeze()
         config.stash[FROZE] = False
         _last_run_froze = _is_the_pytest_command(config)
-        if _last_run_froze and not _exit_hook_registered:
-            atexit.register(_freeze_at_exit)
-            _exit_hook_registered = True
 
 
 def _is_the_pytest_command(config: pytest.Config) -> bool:
@@ -120,3 +117,6 @@ def _freeze_at_exit() -> None:
     a script's ``pytest.main()`` what the script made next, are collected at exit as ever."""
     if _last_run_froze and _active == 0:
         gc.freeze()
+
+
+atexit.register(_freeze_at_exit)  # does nothing unless the last run asked for it (_last_run_froze)
