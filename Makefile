@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: eval test test-latest venv clean bench lint agents mutation browser harbor
+.PHONY: eval test test-latest venv clean bench lint agents mutation browser harbor docker-engine
 
 # Packages are installed by uv when it installs (a few seconds for what pip takes half a minute to a
 # minute over, cold: same versions resolved), by pip otherwise. UV_INSTALL DIR PACKAGES... installs into the venv DIR.
@@ -18,6 +18,10 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 venv: $(STAMP)
+
+# Debian packages, one apt-get at a time: `make test` builds its setup targets in parallel, and apt-get
+# fails at once when another holds its lock.
+APT_GET := flock /tmp/skilleval-apt.lock apt-get
 
 # The four agent CLIs the e2e tests drive, pinned by agents/package-lock.json, installed from the npm
 # registry into .cache/agents (reinstalled only when the lockfile changes); plus the Debian tools they
@@ -34,7 +38,7 @@ agents: $(AGENTS_DIR)/.installed
 	@command -v rg >/dev/null && command -v bwrap >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    export DEBIAN_FRONTEND=noninteractive; \
-	    apt-get install -y -qq ripgrep bubblewrap >/dev/null || { apt-get update -qq && apt-get install -y -qq ripgrep bubblewrap >/dev/null; }; \
+	    $(APT_GET) install -y -qq ripgrep bubblewrap >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq ripgrep bubblewrap >/dev/null; }; \
 	  else echo "install ripgrep and bubblewrap (apt-get install ripgrep bubblewrap) for the agent e2e tests"; fi; }
 
 # The HTML report's browser test drives Debian's chromium through playwright (from PyPI, in [dev]);
@@ -43,7 +47,7 @@ browser:
 	@test -x /usr/bin/chromium || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    export DEBIAN_FRONTEND=noninteractive; \
-	    apt-get install -y -qq chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }; \
+	    $(APT_GET) install -y -qq chromium >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq chromium >/dev/null; }; \
 	  else echo "install chromium (apt-get install chromium) for the HTML report's browser test"; fi; }
 
 ## eval: run every tier on example_skills/ and write skilleval-report/. Tier 3 runs the real Claude Code CLI
@@ -72,8 +76,18 @@ harbor: $(HARBOR_VENV)/.installed
 
 ## test: the whole test suite; .ci/with-dockerd installs and starts a docker engine for the docker sandbox
 ## tests when none runs (root + apt-get), and stops it afterwards
-test: $(STAMP) agents browser harbor
+test:
+	$(MAKE) --no-print-directory -j5 --output-sync=target venv agents browser harbor docker-engine
 	.ci/with-dockerd $(BIN)/pytest -n 2
+
+# Debian's docker engine and debootstrap for the docker sandbox tests (.ci/with-dockerd starts the daemon;
+# it installs them itself when run alone). Here so `make test` fetches them alongside the other setup.
+docker-engine:
+	@docker info >/dev/null 2>&1 || { command -v dockerd >/dev/null && command -v debootstrap >/dev/null; } || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    $(APT_GET) install -y -qq docker.io debootstrap >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq docker.io debootstrap >/dev/null; }; \
+	  else echo "no docker engine can be installed here (needs root and apt-get): the docker sandbox tests will skip (fail under CI=true)"; fi; }
 
 ## mutation: mutation-test the safety core (not part of `make test`: minutes per module on 2 cores).
 ## MODULES="gate safefs" limits it; per-module killed / survived / equivalent; survivors in mutation-report/.
