@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +31,14 @@ def require(condition: bool, message: str) -> None:
     if in_ci():
         pytest.fail(f"{message} (CI=true: a missing component is a failure; run `make test` to install it)")
     pytest.skip(message)
+
+
+def sigint_at_default() -> None:
+    """``preexec_fn`` for a child a test interrupts with SIGINT (Ctrl-C): the child starts with SIGINT at its
+    default disposition, however the suite was launched. A shell starts a background job of a non-interactive
+    shell with SIGINT ignored, children inherit that, and Python installs its KeyboardInterrupt handler only
+    when SIGINT is not ignored at start: the child would sleep through the test's Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:

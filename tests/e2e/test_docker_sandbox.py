@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import docker
 import pytest
-from conftest import require
+from conftest import require, sigint_at_default
 from e2e_clis import AGENTS_DIR, REPO
 
 from pytest_skilleval.gateway import Gateway, GatewayConfig
@@ -231,7 +231,8 @@ def start_session(path: Path, *args: str) -> tuple[subprocess.Popen[bytes], Path
     pid_file = path / "worker.pid"
     env = {**os.environ, "PID_FILE": str(pid_file), "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.Popen([sys.executable, "-m", "pytest", "test_long.py", "-p", "no:cacheprovider", "-o", "addopts=", *COMMON, *args],
-                            cwd=path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+                            cwd=path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                            preexec_fn=sigint_at_default)
     return proc, pid_file
 
 

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import manifest, write_skill
+from conftest import manifest, sigint_at_default, write_skill
 
 pytest_plugins = ["pytester"]
 BASIC = "--skilleval-checks=files,schema"
@@ -50,7 +50,7 @@ def start(pytester: pytest.Pytester, *args: str) -> tuple[subprocess.Popen[str],
     proc = subprocess.Popen([sys.executable, "-m", "pytest", "--skills=skills", "--skilleval-checks=files,schema,slow",
                              "--skilleval-report-dir=rep", "-p", "no:cacheprovider", *args],
                             cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, preexec_fn=sigint_at_default)
     deadline = time.monotonic() + 300
     while not started.exists():
         assert proc.poll() is None, proc.communicate()[0]

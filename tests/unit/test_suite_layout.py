@@ -12,3 +12,27 @@ TESTS = Path(__file__).resolve().parent.parent
 def test_test_module_names_are_unique_across_folders() -> None:
     names = Counter(p.name for p in TESTS.rglob("*.py") if p.name != "conftest.py")
     assert sorted(n for n, c in names.items() if c > 1) == []
+
+
+def test_a_child_started_for_ctrl_c_gets_sigint_at_default_even_when_the_suite_ignores_it() -> None:
+    """A suite launched as a background job of a non-interactive shell inherits SIGINT ignored; a child
+    pytest started from it must still turn a Ctrl-C into KeyboardInterrupt (see conftest.sigint_at_default)."""
+    import signal
+    import subprocess
+    import sys
+
+    from conftest import sigint_at_default
+
+    probe = [sys.executable, "-c", "import signal; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"]
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # as `bash -c '(pytest &)'` starts the suite
+    try:
+        inherited = subprocess.run(probe, capture_output=True, text=True, check=True).stdout.strip()
+        reset = subprocess.run(probe, capture_output=True, text=True, check=True, preexec_fn=sigint_at_default).stdout.strip()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert (inherited, reset) == ("False", "True")
+
+
+def test_every_test_that_sends_sigint_to_a_child_starts_it_with_sigint_at_default() -> None:
+    senders = [p for p in TESTS.rglob("test_*.py") if "signal.SIGINT" in p.read_text(encoding="utf-8") and p.name != Path(__file__).name]
+    assert senders and [p.name for p in senders if "preexec_fn=sigint_at_default" not in p.read_text(encoding="utf-8")] == []
