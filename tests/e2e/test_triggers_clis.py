@@ -249,7 +249,11 @@ def test_a_gateway_500_is_an_error_not_a_miss(name: str, sandbox: LocalSandbox, 
     skill = examples()["csv-summary"]
     with FakeUpstream(Script.from_data({"steps": [{"text": "unused"}]}), fault="500") as upstream:
         ups = {f: Upstream(f, upstream.url, f"real-{f}-key-abcdefgh") for f in ("anthropic", "openai", "gemini")}
-        config = GatewayConfig(mode="proxy", upstreams=ups, log_dir=tmp_path / "gateway")
+        # upstream_failures=1 (--skilleval-upstream-failures): the first 500 ends the trial. With the default 3 Gemini
+        # CLI's own back-off (5 s, then 10 s) made each of the two trials last 15 s; what is proved here (an
+        # ERROR, retried once, never a miss) does not depend on how many 500s end a trial, and the default count
+        # against a real CLI (Claude Code) is test_tier3_outages.py's.
+        config = GatewayConfig(mode="proxy", upstreams=ups, log_dir=tmp_path / "gateway", upstream_failures=1)
         with Gateway(config) as gateway:
             runner = TriggerRunner(gateway, sandbox, Tier3Settings(enabled=True, agents_dirs=(AGENTS_DIR,), timeout_s=240, infra_retries=1),
                                    TriggerSettings(), hidden=HIDDEN)
