@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
+from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +20,10 @@ from pytest_skilleval.skill import Skill
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("SKILLEVAL_CORPUS", REPO.parent / "shared" / "corpus"))
+#: Measured seconds per test module (every phase of every test, summed): the order `-n 2` deals modules in.
+#: Refresh it with a whole run: SKILLEVAL_SUITE_DURATIONS=tests/durations.json .venv/bin/pytest -n 2
+DURATIONS = Path(__file__).with_name("durations.json")
+DURATIONS_OUT = os.environ.get("SKILLEVAL_SUITE_DURATIONS", "")
 
 
 def in_ci() -> bool:
@@ -103,3 +109,58 @@ def run_batched(check: Check, skills: list[Skill]) -> tuple[list[CheckResult], B
 
 def rules(result: CheckResult) -> set[str]:
     return {f.rule for f in result.findings}
+
+
+# -- packing the two workers of `make test` (-n 2) ---------------------------------------------------------
+# xdist's default "load" scheduling first hands each worker a quarter of the collection in one piece; the
+# suite collects tests/e2e and tests/integration first, so one worker got nearly every trial and real-CLI run
+# (~600 of ~1,100 CPU s) and the other idled at the end. Here whole modules are dealt one at a time (a module
+# stays on one worker, so its module-scoped fixtures, e.g. one example run or one built image, are set up
+# once), heaviest first by tests/durations.json: longest-first packing leaves only small modules for the end.
+
+
+def module_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def module_seconds() -> dict[str, float]:
+    try:
+        return {str(k): float(v) for k, v in json.loads(DURATIONS.read_text(encoding="utf-8")).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not hasattr(config, "workerinput"):
+        return  # a plain run keeps the file order; the workers must all collect the same order, and do
+    seconds = module_seconds()
+    first: dict[str, int] = {}
+    for index, item in enumerate(items):
+        first.setdefault(module_of(item.nodeid), index)
+    # stable: a module's tests keep their order, modules of equal (or unknown) weight keep the file order
+    items.sort(key=lambda item: (-seconds.get(module_of(item.nodeid), 0.0), first[module_of(item.nodeid)]))
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    if config.getvalue("dist") != "load" or not module_seconds():
+        return None  # an explicit --dist, or nothing measured: xdist's own choice
+    from xdist.scheduler import LoadScopeScheduling
+
+    config.option.loadscopereorder = False  # deal units in the collection's order (heaviest first), not by size
+    return LoadScopeScheduling(config, log)  # type: ignore[arg-type]
+
+
+_seconds_by_module: defaultdict[str, float] = defaultdict(float)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if DURATIONS_OUT:
+        _seconds_by_module[module_of(report.nodeid)] += report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if DURATIONS_OUT and not hasattr(session.config, "workerinput") and _seconds_by_module:
+        ranked = sorted(_seconds_by_module.items(), key=lambda kv: -kv[1])
+        Path(DURATIONS_OUT).write_text(json.dumps({k: round(v, 1) for k, v in ranked}, indent=1) + "\n", encoding="utf-8")
