@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import socket
@@ -113,10 +114,11 @@ def rules(result: CheckResult) -> set[str]:
 
 # -- packing the two workers of `make test` (-n 2) ---------------------------------------------------------
 # xdist's default "load" scheduling first hands each worker a quarter of the collection in one piece; the
-# suite collects tests/e2e and tests/integration first, so one worker got nearly every trial and real-CLI run
-# (~600 of ~1,100 CPU s) and the other idled at the end. Here whole modules are dealt one at a time (a module
-# stays on one worker, so its module-scoped fixtures, e.g. one example run or one built image, are set up
-# once), heaviest first by tests/durations.json: longest-first packing leaves only small modules for the end.
+# suite collects tests/e2e and tests/integration first, so one worker got every trial and real-CLI run
+# (1,240 of the 1,620 worker-seconds of a measured run) and the other idled for half the run. Here whole
+# modules are dealt one at a time (a module stays on one worker, so its module-scoped fixtures, e.g. one
+# example run or one built image, are set up once), heaviest first by tests/durations.json: longest-first
+# packing leaves only small modules for the end.
 
 
 def module_of(nodeid: str) -> str:
@@ -130,16 +132,27 @@ def module_seconds() -> dict[str, float]:
         return {}
 
 
+def deal_order(nodeids: list[str], seconds: dict[str, float]) -> list[int]:
+    """Indices of ``nodeids`` in the order to deal them: modules heaviest first, a module not measured yet
+    before all (a new heavy module dealt last would leave the other worker idle; a light one costs nothing
+    early), each module's tests together and in their order, equal weights in file order."""
+    first: dict[str, int] = {}
+    for index, nodeid in enumerate(nodeids):
+        first.setdefault(module_of(nodeid), index)
+
+    def key(index: int) -> tuple[float, int]:
+        module = module_of(nodeids[index])
+        return -seconds.get(module, math.inf), first[module]
+
+    return sorted(range(len(nodeids)), key=key)  # stable
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not hasattr(config, "workerinput"):
         return  # a plain run keeps the file order; the workers must all collect the same order, and do
-    seconds = module_seconds()
-    first: dict[str, int] = {}
-    for index, item in enumerate(items):
-        first.setdefault(module_of(item.nodeid), index)
-    # stable: a module's tests keep their order, modules of equal (or unknown) weight keep the file order
-    items.sort(key=lambda item: (-seconds.get(module_of(item.nodeid), 0.0), first[module_of(item.nodeid)]))
+    order = deal_order([item.nodeid for item in items], module_seconds())
+    items[:] = [items[i] for i in order]
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)

@@ -36,3 +36,20 @@ def test_a_child_started_for_ctrl_c_gets_sigint_at_default_even_when_the_suite_i
 def test_every_test_that_sends_sigint_to_a_child_starts_it_with_sigint_at_default() -> None:
     senders = [p for p in TESTS.rglob("test_*.py") if "signal.SIGINT" in p.read_text(encoding="utf-8") and p.name != Path(__file__).name]
     assert senders and [p.name for p in senders if "preexec_fn=sigint_at_default" not in p.read_text(encoding="utf-8")] == []
+
+
+def test_modules_are_dealt_heaviest_first_unmeasured_before_all_and_each_stays_together() -> None:
+    from conftest import deal_order
+
+    nodeids = ["tests/a.py::t1", "tests/b.py::t1", "tests/a.py::t2", "tests/c.py::t1", "tests/d.py::t1", "tests/b.py::t2",
+               "tests/e.py::t1"]
+    seconds = {"tests/a.py": 1.0, "tests/b.py": 30.0, "tests/c.py": 1.0, "tests/e.py": 5.0}  # d.py is new: not measured
+    assert [nodeids[i] for i in deal_order(nodeids, seconds)] == [
+        "tests/d.py::t1", "tests/b.py::t1", "tests/b.py::t2", "tests/e.py::t1", "tests/a.py::t1", "tests/a.py::t2", "tests/c.py::t1"]
+
+
+def test_the_measured_durations_name_only_test_modules_that_exist() -> None:
+    from conftest import module_seconds
+
+    seconds = module_seconds()
+    assert len(seconds) > 50 and [m for m in seconds if not (TESTS.parent / m).is_file()] == []
