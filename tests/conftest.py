@@ -147,9 +147,20 @@ def deal_order(nodeids: list[str], seconds: dict[str, float]) -> list[int]:
     return sorted(range(len(nodeids)), key=key)  # stable
 
 
+def dealing_applies(config: pytest.Config) -> bool:
+    """Whether this run's modules are dealt as above: not a skill run from the repo root (`make eval`; the
+    testpaths setting loads this conftest), nor a run whose developer picked the scheduling (--dist) or
+    asked for failed or new tests first (--ff, --nf: the cache plugin's order stands)."""
+    if config.getoption("skilleval_skills", None) or config.getoption("failedfirst", False) or config.getoption("newfirst", False):
+        return False
+    if any(arg == "--dist" or arg.startswith("--dist=") for arg in config.invocation_params.args):
+        return False
+    return bool(module_seconds())
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not hasattr(config, "workerinput"):
+    if not hasattr(config, "workerinput") or not dealing_applies(config):
         return  # a plain run keeps the file order; the workers must all collect the same order, and do
     order = deal_order([item.nodeid for item in items], module_seconds())
     items[:] = [items[i] for i in order]
@@ -157,12 +168,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    if config.getvalue("dist") != "load" or not module_seconds():
-        return None  # an explicit --dist, or nothing measured: xdist's own choice
-    from xdist.scheduler import LoadScopeScheduling
+    if config.getvalue("dist") != "load" or not dealing_applies(config):
+        return None  # xdist's own choice
+    from xdist.scheduler import LoadFileScheduling  # units are files (LoadScopeScheduling's would split a class or a '::' id)
 
     config.option.loadscopereorder = False  # deal units in the collection's order (heaviest first), not by size
-    return LoadScopeScheduling(config, log)  # type: ignore[arg-type]
+    return LoadFileScheduling(config, log)  # type: ignore[arg-type]
 
 
 _seconds_by_module: defaultdict[str, float] = defaultdict(float)

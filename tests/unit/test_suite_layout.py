@@ -53,3 +53,27 @@ def test_the_measured_durations_name_only_test_modules_that_exist() -> None:
 
     seconds = module_seconds()
     assert len(seconds) > 50 and [m for m in seconds if not (TESTS.parent / m).is_file()] == []
+
+
+def test_the_dealing_is_for_this_suite_only(pytester) -> None:  # type: ignore[no-untyped-def]
+    """Not for a skill run from the repo root (`make eval`: testpaths loads this conftest), nor when a
+    developer picks the scheduling (--dist) or asks for failed or new tests first (--ff, --nf)."""
+    from conftest import dealing_applies
+
+    assert dealing_applies(pytester.parseconfig("-n", "2"))
+    for args in (("--skills", "example_skills"), ("--dist", "load"), ("--dist=loadgroup",), ("--ff",), ("--nf",)):
+        assert not dealing_applies(pytester.parseconfig("-n", "2", *args)), args
+
+
+def test_a_skill_run_from_the_repo_root_keeps_xdists_scheduling(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    def scheduler(*args: str) -> str:
+        out = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "-v", *args],
+                             cwd=TESTS.parent, capture_output=True, text=True, timeout=300).stdout
+        return next((line.split()[-1] for line in out.splitlines() if line.startswith("scheduling tests via")), out[-2000:])
+
+    assert scheduler("--skills", "example_skills", "-m", "tier1", "--skilleval-checks=schema",
+                     f"--skilleval-report-dir={tmp_path}/report") == "LoadScheduling"
+    assert scheduler("tests/unit/test_suite_layout.py", "-k", "unique") == "LoadFileScheduling"
