@@ -17,14 +17,6 @@ them without evidence because a scanner run failed as a whole (it crashed, timed
 resource limits, printed garbage) or the check raised, those skills are scanned again in halves,
 down to one skill per scan, so only the culprit keeps the failure, with its cause. A missing tool is
 not retried (it fails every skill alike), nor is evidence missing for one skill only.
-
-A scanner that takes a whole catalog in one long run (gitleaks: ``BatchedCheck.scan_ahead``) would
-hold the first item that needs it until the whole catalog is scanned, the run waiting on it. In one
-process its skills are split: the first part is scanned for that item, then the scanner is started on
-the rest (``scan_later``: the skills read and staged, the process left running, not competing with the
-first part's scan that the run waits for); it runs on another core while the first part's items run,
-and the first item of the rest waits only for what is left of it. Each skill's result is the same however the skills are batched (a
-scanner reads each file alone). No thread: the work in Python stays on the run's thread.
 """
 
 from __future__ import annotations
@@ -34,7 +26,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -54,17 +46,6 @@ MAX_BATCH_BYTES = 64 * 1024 * 1024
 #: holds (about 2·log2 of its size per culprit, and a larger batch — gitleaks takes a whole run's
 #: skills in one — holds more culprits); past it the remaining suspects keep the batch's failure.
 MAX_ISOLATION_SCANS = 32
-#: A ``scan_ahead`` check splits its skills (module docstring) when at least this many come after the
-#: first part: below that a second scanner process (gitleaks: ~0.5 s of CPU compiling its rules) costs
-#: more than the wait it saves.
-AHEAD_MIN_SKILLS = 64
-#: The first part is this share of the skills: over the corpus the items of 94 skills run (~2 s) while
-#: gitleaks scans the other 660 (~2.4 s of CPU), and the run waits for the first part's scan (~1.2 s, the
-#: whole corpus's ~2.1 s before).
-AHEAD_HEAD_PARTS = 8
-
-#: A scan started and not yet read: its skills, and the call that waits for its results (or what it raised).
-Pending = tuple["Sequence[Skill]", "Callable[[], Mapping[Path, CheckResult]] | Exception"]
 
 
 class BatchedCheck(Check):
@@ -82,19 +63,10 @@ class BatchedCheck(Check):
     #: Skills per scanner run at most (``MAX_BATCH_BYTES`` bounds a run's bytes too). A scanner whose
     #: start-up outweighs its memory per skill (gitleaks) raises it.
     batch_skills: ClassVar[int] = MAX_BATCH_SKILLS
-    #: Start the scanner on most of a run's skills at the first item and read it later (module docstring):
-    #: for a scanner that takes a whole catalog in one long run, with a ``scan_later`` that returns at once.
-    scan_ahead: ClassVar[bool] = False
 
     @abc.abstractmethod
     def scan(self, skills: Sequence[Skill], ctx: CheckContext) -> dict[Path, CheckResult]:
         """Scan every skill, keyed by ``skill.root``. Raise ToolError when evidence is missing."""
-
-    def scan_later(self, skills: Sequence[Skill], ctx: CheckContext) -> Callable[[], Mapping[Path, CheckResult]]:
-        """Start scanning ``skills``; the call returned waits for :meth:`scan`'s answer (call it once). This
-        one scans at once; a check whose scanner is a process may return while it runs (``scan_ahead``)."""
-        results = self.scan(skills, ctx)
-        return lambda: results
 
     def needs_scan(self, skill: Skill) -> bool:
         """False when the skill has nothing for the scanners (e.g. no scripts): then ``scan`` is
@@ -109,28 +81,13 @@ class BatchedCheck(Check):
         return ctx.batcher.result(self, skill, ctx)
 
     def _scan_now(self, skills: Sequence[Skill], ctx: CheckContext) -> dict[Path, CheckResult]:
-        return self._settle(skills, self._scan_once(skills, ctx), ctx)
-
-    def _settle(self, skills: Sequence[Skill], results: dict[Path, CheckResult], ctx: CheckContext) -> dict[Path, CheckResult]:
-        """``results`` of a scan of ``skills``, the skills a failed batch left without evidence scanned again."""
+        results = self._scan_once(skills, ctx)
         self._isolate(list(skills), results, ctx, [MAX_ISOLATION_SCANS * -(-len(skills) // MAX_BATCH_SKILLS)])
         return results
 
     def _scan_once(self, skills: Sequence[Skill], ctx: CheckContext) -> dict[Path, CheckResult]:
-        return self._finish_scan(self._start_scan(skills, ctx))
-
-    def _start_scan(self, skills: Sequence[Skill], ctx: CheckContext) -> Pending:
         try:
-            return skills, self.scan_later(skills, ctx)
-        except Exception as exc:  # noqa: BLE001 - answered, as the scan's own failure, by _finish_scan
-            return skills, exc
-
-    def _finish_scan(self, pending: Pending) -> dict[Path, CheckResult]:
-        skills, later = pending
-        try:
-            if isinstance(later, Exception):
-                raise later
-            results = dict(later())
+            results = dict(self.scan(skills, ctx))
         except tools.ToolError as exc:
             return {s.root: CheckResult.incomplete(self.name, str(exc), tier=self.tier,
                                                     tools={exc.tool.name: "missing" if exc.kind == "missing" else "failed"})
@@ -203,10 +160,6 @@ class Batcher:
         self._memo: dict[tuple[str, Path], CheckResult] = {}
         self._fps: dict[tuple[str, Path], str] = {}
         self.scanned = 0  # skills actually handed to a scanner in this process
-        #: A skill -> its check, its scan started ahead (``scan_ahead``), in a box shared by the scan's skills,
-        #: emptied when the scan is read, and the context it was started in.
-        self._later: dict[tuple[str, Path], tuple[BatchedCheck, list[Pending | None], CheckContext]] = {}
-        self._ahead: set[str] = set()  # checks whose skills were split already
 
     def set_targets(self, check: str, roots: Sequence[Path]) -> None:
         self.targets[check] = list(dict.fromkeys(roots))
@@ -215,17 +168,11 @@ class Batcher:
         key = (check.name, skill.root)
         if key in self._memo:
             return self._memo[key]
-        if key in self._later:
-            self._read_later(key)
-            if key in self._memo:
-                return self._memo[key]
         roots = self.targets.get(check.name) or [skill.root]
         if skill.root not in roots:
             roots = [skill.root]
         if self.worker_count == 1 or self.coord_dir is None or self.cache is None:
-            first, rest = self._split(check, roots, skill.root)
-            self._scan(check, first, ctx)
-            self._start_later(check, rest, ctx)
+            self._scan(check, roots, ctx)
         else:
             shares = [roots[i::self.worker_count] for i in range(self.worker_count)]
             self._try_share(check, self.worker_index % len(shares), shares, ctx)  # own share first: parallelism
@@ -235,41 +182,6 @@ class Batcher:
         if key not in self._memo:  # the other worker died or its share lost this skill
             self._scan(check, [skill.root], ctx)
         return self._memo[key]
-
-    def _split(self, check: BatchedCheck, roots: list[Path], first: Path) -> tuple[list[Path], list[Path]]:
-        """At a ``scan_ahead`` check's first scan: the first part (up to ``first`` at least), to scan now, and
-        the rest, to start once it is scanned (module docstring). Else ``roots`` and nothing."""
-        if not check.scan_ahead or check.name in self._ahead:
-            return roots, []
-        self._ahead.add(check.name)
-        cut = max(roots.index(first) + 1, len(roots) // AHEAD_HEAD_PARTS)
-        if len(roots) - cut < AHEAD_MIN_SKILLS:
-            return roots, []
-        return roots[:cut], roots[cut:]
-
-    def _start_later(self, check: BatchedCheck, roots: list[Path], ctx: CheckContext) -> None:
-        """Start scanning the skills of ``roots`` not answered yet; an item's :meth:`result` reads the scan."""
-        for group in self._groups(check, roots, ctx):
-            box: list[Pending | None] = [check._start_scan(group, ctx)]
-            for skill in group:
-                self._later[(check.name, skill.root)] = (check, box, ctx)
-
-    def _read_later(self, key: tuple[str, Path]) -> None:
-        """Wait for the scan started ahead that holds ``key``'s skill and keep its results."""
-        check, box, ctx = self._later.pop(key)
-        pending, box[0] = box[0], None
-        if pending is None:
-            return
-        skills = pending[0]
-        for skill in skills:
-            self._later.pop((check.name, skill.root), None)
-        self._keep(check, skills, check._settle(skills, check._finish_scan(pending), ctx), ctx)
-
-    def wait(self) -> None:
-        """Read every scan started ahead that no item read (a ``-x`` run): none outlives the session, nor
-        do its staged copies of the skills."""
-        while self._later:
-            self._read_later(next(iter(self._later)))
 
     def _share_file(self, check: str, index: int, suffix: str) -> Path:
         assert self.coord_dir is not None
@@ -316,11 +228,6 @@ class Batcher:
     def _scan(self, check: BatchedCheck, roots: Sequence[Path], ctx: CheckContext) -> None:
         """Scan the skills of ``roots`` not answered yet, in batches of at most ``check.batch_skills``
         skills and ``MAX_BATCH_BYTES`` bytes of files (a skill bigger than that alone is one batch)."""
-        for group in self._groups(check, roots, ctx):
-            self._scan_batch(check, group, ctx)
-
-    def _groups(self, check: BatchedCheck, roots: Sequence[Path], ctx: CheckContext) -> Iterator[list[Skill]]:
-        """The batches :meth:`_scan` scans, each made as the one before it has been scanned."""
         group: list[Skill] = []
         size = 0
         for root in roots:
@@ -329,12 +236,12 @@ class Batcher:
                 continue
             weight = sum(e.size for e in skill.files(include_eval_dirs=True))
             if group and (len(group) >= check.batch_skills or size + weight > MAX_BATCH_BYTES):
-                yield group
+                self._scan_batch(check, group, ctx)
                 group, size = [], 0
             group.append(skill)
             size += weight
         if group:
-            yield group
+            self._scan_batch(check, group, ctx)
 
     def _needing_scan(self, check: BatchedCheck, root: Path, ctx: CheckContext) -> Skill | None:
         """The skill when a scanner must see it; None when it is answered already or without one (no
@@ -353,11 +260,8 @@ class Batcher:
         return None if self._from_cache(check, root, ctx) else skill
 
     def _scan_batch(self, check: BatchedCheck, skills: Sequence[Skill], ctx: CheckContext) -> None:
-        self._keep(check, skills, check._scan_now(skills, ctx), ctx)
-
-    def _keep(self, check: BatchedCheck, skills: Sequence[Skill], results: dict[Path, CheckResult], ctx: CheckContext) -> None:
         self.scanned += len(skills)
-        for root, result in results.items():
+        for root, result in check._scan_now(skills, ctx).items():
             self._memo[(check.name, root)] = result
             if self.cache is not None and result.status is Status.PASSED:
                 self.cache.put(check.name, self._fingerprint(check, root, ctx), result)

@@ -227,12 +227,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Before the terminal summary: pytest's failure summary is quadratic in the items otherwise. A scan
-    started ahead that no item read (a ``-x`` run) is read: no scanner or staged copy outlives the session."""
+    """Before the terminal summary: pytest's failure summary is quadratic in the items otherwise."""
     terminalstats.drop_silent_setup_teardown(session.config)
-    run = session.config.stash.get(state.RUN_STATE, None)
-    if run is not None:
-        run.batcher.wait()
 
 
 @pytest.hookimpl(wrapper=True)

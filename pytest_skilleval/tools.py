@@ -13,14 +13,12 @@ cause, instead of taking the machine's memory or the batch's whole timeout.
 from __future__ import annotations
 
 import functools
-import locale
 import os
 import re
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -182,7 +180,12 @@ def run(tool: ToolSpec, args: Sequence[str], *, timeout: float, cwd: Path | None
 
     A run killed by a limit or a signal is a ToolError whatever ``ok_codes`` say; so is an exit
     code outside ``ok_codes``."""
-    exe = _executable(tool)
+    exe = locate(tool)
+    if exe is None:
+        override = os.environ.get(tool.override_var)
+        where = (f"{tool.override_var}={override} is not an absolute path to an executable" if override
+                 else f"'{tool.executable}' not found on PATH or beside {sys.executable}")
+        raise ToolError(tool, "missing", where)
     lim = Limits(tool.memory_mb, cpu_budget(files, timeout))
     started = time.perf_counter()
     try:
@@ -192,86 +195,12 @@ def run(tool: ToolSpec, args: Sequence[str], *, timeout: float, cwd: Path | None
         raise ToolError(tool, "timeout", f"no answer within {timeout:g} s") from None
     except OSError as exc:
         raise ToolError(tool, "crashed", f"could not start: {exc}") from None
-    return _finished(tool, lim, ok_codes, ToolRun(proc.returncode, proc.stdout, proc.stderr, time.perf_counter() - started))
-
-
-class RunningTool:
-    """A tool started by :func:`start`: its output goes to unnamed temporary files (a pipe nobody reads
-    yet would stop it once full), and :meth:`wait` gives what :func:`run` gives."""
-
-    def __init__(self, tool: ToolSpec, args: Sequence[str], *, timeout: float, cwd: Path | None, ok_codes: Sequence[int],
-                 files: int) -> None:
-        exe = _executable(tool)
-        self.tool, self.timeout, self.ok_codes = tool, timeout, tuple(ok_codes)
-        self.limits = Limits(tool.memory_mb, cpu_budget(files, timeout))
-        self._out, self._err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
-        self.started = time.perf_counter()
-        try:
-            self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
-                [exe, *args], stdout=self._out, stderr=self._err, cwd=cwd, env=scanner_env(tool), stdin=subprocess.DEVNULL,
-                preexec_fn=_preexec(self.limits))
-        except OSError as exc:
-            self._close()
-            raise ToolError(tool, "crashed", f"could not start: {exc}") from None
-
-    def _close(self) -> None:
-        self._out.close()
-        self._err.close()
-
-    def wait(self) -> ToolRun:
-        """Wait for the tool (within its timeout, counted from its start) and check its end as :func:`run` does."""
-        proc = self._proc
-        if proc is None:
-            raise RuntimeError("RunningTool.wait() is called once")
-        self._proc = None
-        try:
-            try:
-                proc.wait(timeout=max(self.timeout - (time.perf_counter() - self.started), 0.0))
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-                raise ToolError(self.tool, "timeout", f"no answer within {self.timeout:g} s") from None
-            except BaseException:  # Ctrl-C while waiting: the tool does not outlive the run
-                proc.kill()
-                proc.wait()
-                raise
-            outputs = []
-            for fh in (self._out, self._err):
-                fh.seek(0)
-                # as subprocess.run(text=True, errors="replace") decodes and translates
-                outputs.append(fh.read().decode(_text_encoding(), "replace").replace("\r\n", "\n").replace("\r", "\n"))
-        finally:
-            self._close()
-        return _finished(self.tool, self.limits, self.ok_codes, ToolRun(proc.returncode, outputs[0], outputs[1],
-                                                                          time.perf_counter() - self.started))
-
-
-def _text_encoding() -> str:
-    return "utf-8" if sys.flags.utf8_mode else locale.getencoding()
-
-
-def start(tool: ToolSpec, args: Sequence[str], *, timeout: float, cwd: Path | None = None,
-          ok_codes: Sequence[int] = (0,), files: int = 1) -> RunningTool:
-    """:func:`run`, the waiting left to the caller (``.wait()``): the tool runs while the caller works."""
-    return RunningTool(tool, args, timeout=timeout, cwd=cwd, ok_codes=ok_codes, files=files)
-
-
-def _executable(tool: ToolSpec) -> str:
-    exe = locate(tool)
-    if exe is None:
-        override = os.environ.get(tool.override_var)
-        where = (f"{tool.override_var}={override} is not an absolute path to an executable" if override
-                 else f"'{tool.executable}' not found on PATH or beside {sys.executable}")
-        raise ToolError(tool, "missing", where)
-    return exe
-
-
-def _finished(tool: ToolSpec, lim: Limits, ok_codes: Sequence[int], result: ToolRun) -> ToolRun:
-    death = _death(result.returncode, result.stderr, lim)
+    result = ToolRun(proc.returncode, proc.stdout, proc.stderr, time.perf_counter() - started)
+    death = _death(proc.returncode, proc.stderr, lim)
     if death is not None:
-        tail = result.stderr.strip().splitlines()[-2:]
-        raise ToolError(tool, "crashed", f"{death}; exit code {result.returncode}: {' | '.join(tail)[:300]}")
-    if result.returncode not in ok_codes:
-        tail = (result.stderr or result.stdout).strip().splitlines()[-3:]
-        raise ToolError(tool, "crashed", f"exit code {result.returncode}: {' | '.join(tail)[:400]}")
+        tail = proc.stderr.strip().splitlines()[-2:]
+        raise ToolError(tool, "crashed", f"{death}; exit code {proc.returncode}: {' | '.join(tail)[:300]}")
+    if proc.returncode not in ok_codes:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        raise ToolError(tool, "crashed", f"exit code {proc.returncode}: {' | '.join(tail)[:400]}")
     return result

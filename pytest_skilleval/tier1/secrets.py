@@ -14,12 +14,11 @@ identically for both engines. A secret is never shown: messages, evidence and re
 from __future__ import annotations
 
 import collections
-import contextlib
 import functools
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -133,20 +132,12 @@ def _gitleaks_value(text: str, item: dict[str, Any]) -> str | None:
 
 
 def run_gitleaks(st: Staged, texts: dict[tuple[int, str], str]) -> list[Hit]:
-    return read_gitleaks(start_gitleaks(st).wait(), st, texts)
-
-
-def start_gitleaks(st: Staged) -> tools.RunningTool:
-    """gitleaks started over the staged copy; :func:`read_gitleaks` reads what it found."""
     args = ["dir", ".", "--no-banner", "--no-color", "--redact", "--log-level", "error",
             "--ignore-gitleaks-allow",  # a skill must not silence its own findings
             "--max-archive-depth", "0", "--exit-code", str(LEAKS_EXIT),
             "--report-format", "json", "--report-path", "-"]
     # cwd is the private copy: gitleaks reads .gitleaksignore and .gitleaks.toml from there, and it holds none
-    return tools.start(GITLEAKS, args, timeout=TIMEOUT_S, cwd=st.root, ok_codes=(0, LEAKS_EXIT), files=len(st.paths))
-
-
-def read_gitleaks(run: tools.ToolRun, st: Staged, texts: dict[tuple[int, str], str]) -> list[Hit]:
+    run = tools.run(GITLEAKS, args, timeout=TIMEOUT_S, cwd=st.root, ok_codes=(0, LEAKS_EXIT), files=len(st.paths))
     try:
         items = json.loads(run.stdout or "[]")
     except json.JSONDecodeError as exc:
@@ -234,9 +225,6 @@ class SecretsCheck(BatchedCheck):
     #: gitleaks spends ~0.6 s of CPU compiling its rules before it reads a file, and reads one file at a
     #: time: only the byte budget (batch.MAX_BATCH_BYTES) splits its runs, so a catalog is one process.
     batch_skills: ClassVar[int] = 1_000_000
-    #: That one process runs for seconds over a catalog: it is started on the skills after the first part
-    #: and runs while the first part's items run (batch.py).
-    scan_ahead: ClassVar[bool] = True
 
     @staticmethod
     def engine() -> tuple[str, str]:
@@ -257,34 +245,13 @@ class SecretsCheck(BatchedCheck):
         return {name: version, "rules": rules().digest}
 
     def scan(self, skills: Sequence[Skill], ctx: CheckContext) -> dict[Path, CheckResult]:
-        return dict(self.scan_later(skills, ctx)())
-
-    def scan_later(self, skills: Sequence[Skill], ctx: CheckContext) -> Callable[[], dict[Path, CheckResult]]:
-        """The skills read and staged, gitleaks started on them; the call returned waits for it and makes the
-        results (detect-secrets scans at once, in this process)."""
+        r = rules()
         engine = self._engine_name()
         if engine == "gitleaks":
             tools.ask_version_soon(GITLEAKS)  # gitleaks compiles its rules even to print its version
         texts = {(i, rel): text for i, s in enumerate(skills) for rel, text in readable_texts(s)}
-        staging = contextlib.ExitStack()
-        with staging:
-            st = staging.enter_context(stage((i, rel, text) for (i, rel), text in texts.items()))
-            if engine != "gitleaks":
-                results = self._results(skills, texts, run_detect_secrets(st, texts), engine)
-                return lambda: results
-            running = start_gitleaks(st)
-            staging = staging.pop_all()  # the staged copy stays until gitleaks has been read
-
-        def finish() -> dict[Path, CheckResult]:
-            with staging:
-                hits = read_gitleaks(running.wait(), st, texts)
-            return self._results(skills, texts, hits, engine)
-
-        return finish
-
-    def _results(self, skills: Sequence[Skill], texts: dict[tuple[int, str], str], hits: list[Hit],
-                 engine: str) -> dict[Path, CheckResult]:
-        r = rules()
+        with stage((i, rel, text) for (i, rel), text in texts.items()) as st:
+            hits = (run_gitleaks if engine == "gitleaks" else run_detect_secrets)(st, texts)
         version = self._version(engine)
         best: dict[tuple[int, str, int, str], Hit] = {}
         ignored = [0] * len(skills)

@@ -214,62 +214,13 @@ def _batch_run(tmp_path: Path, make_skill: Callable[..., Skill], monkeypatch: py
     return [line for line in log.read_text().splitlines() if line.startswith("dir ")], batcher, found
 
 
-def test_two_gitleaks_processes_scan_a_catalog_past_the_default_batch(tmp_path: Path, make_skill: Callable[..., Skill],
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    # gitleaks spends ~0.6 s of CPU compiling its rules before it reads a byte: not one process per 200
-    # skills (the corpus: 4 processes, 5.0 s of CPU; one: 3.1 s, same findings), but one for the first part
-    # of the run's skills and one for the rest, which runs while the first part's items run (batch.py)
+def test_one_gitleaks_process_scans_a_catalog_past_the_default_batch(tmp_path: Path, make_skill: Callable[..., Skill],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # gitleaks spends ~0.6 s of CPU compiling its rules before it reads a byte: one process for the
+    # run, not one per 200 skills (the corpus: 4 processes, 5.0 s of CPU; one: 3.1 s, same findings)
     scans, batcher, found = _batch_run(tmp_path, make_skill, monkeypatch, 250)
-    assert len(scans) == 2 and batcher.scanned == 250
+    assert len(scans) == 1 and batcher.scanned == 250
     assert [n for n, k in enumerate(found) if k] == [3, 100, 197] and sum(found) == 3
-
-
-def test_a_small_run_is_one_gitleaks_process(tmp_path: Path, make_skill: Callable[..., Skill],
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    # fewer than batch.AHEAD_MIN_SKILLS after the first part: a second process would cost more than it saves
-    scans, batcher, found = _batch_run(tmp_path, make_skill, monkeypatch, batch.AHEAD_MIN_SKILLS)
-    assert len(scans) == 1 and batcher.scanned == batch.AHEAD_MIN_SKILLS
-    assert [n for n, k in enumerate(found) if k] == [3]
-
-
-def test_a_scan_started_ahead_that_no_item_reads_is_read_at_the_end(tmp_path: Path, make_skill: Callable[..., Skill],
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    # a -x run stops after the first items: the rest's gitleaks and its staged copies must not outlive the session
-    skills = [make_skill({"SKILL.md": manifest(f"skill-{n}"), "notes.md": "clean\n"}, name=f"skill-{n}") for n in range(100)]
-    by_root = {s.root: s for s in skills}
-    batcher = batch.Batcher(load_skill=by_root.__getitem__, cache=None, coord_dir=None)
-    batcher.set_targets("secrets", list(by_root))
-    SecretsCheck().run(skills[0], CheckContext(settings=make_settings(), batcher=batcher))
-    assert batcher.scanned == 12  # the first part (100 // 8), the rest's scanner still running
-    batcher.wait()
-    assert batcher.scanned == 100 and not batcher._later
-
-
-def test_the_first_items_do_not_wait_for_the_whole_catalog_scan(tmp_path: Path, make_skill: Callable[..., Skill],
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """The first part's items get their results while gitleaks still scans the rest (started before the first
-    part's scan, read when an item of the rest needs it); both scans' findings land on the right skills."""
-    real = tools.locate(GITLEAKS)
-    assert real, f"gitleaks is not installed: {GITLEAKS.install_hint}"
-    log, gate = tmp_path / "calls.log", tmp_path / "go"
-    # the scan of more than 100 skills (the rest) holds until the test lets it go (20 s at most)
-    body = (f'if [ "$(ls | wc -l)" -gt 100 ]; then n=0; while [ ! -e {gate} ] && [ $n -lt 200 ]; do sleep 0.1; n=$((n+1)); done; '
-            f'echo held >> {log}; fi\nexec {real} "$@"\n')
-    monkeypatch.setenv(GITLEAKS.override_var, _wrapper(tmp_path, real, log, body))
-    skills = [make_skill({"SKILL.md": manifest(f"skill-{n}"), "notes.md": f"GH={GITHUB_PAT}\n" if n in (0, 200) else "clean\n"},
-                         name=f"skill-{n}") for n in range(240)]
-    by_root = {s.root: s for s in skills}
-    batcher = batch.Batcher(load_skill=by_root.__getitem__, cache=None, coord_dir=None)
-    batcher.set_targets("secrets", list(by_root))
-    ctx = CheckContext(settings=make_settings(), batcher=batcher)
-    first = SecretsCheck().run(skills[0], ctx)
-    assert "held" not in log.read_text()  # answered before the rest's scan ended
-    assert [f.file for f in first.findings] == ["notes.md"]
-    gate.touch()
-    rest = [SecretsCheck().run(s, ctx) for s in skills[1:]]
-    batcher.wait()
-    assert [n for n, r in enumerate([first, *rest]) if r.findings] == [0, 200]
-    assert batcher.scanned == 240 and log.read_text().count("held") == 1
 
 
 def test_a_batch_past_its_byte_budget_is_split(tmp_path: Path, make_skill: Callable[..., Skill],
