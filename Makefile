@@ -18,8 +18,14 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 # Debian packages, one apt-get at a time: `make test` builds its setup targets in parallel, and apt-get
-# fails at once when another holds its lock.
+# fails at once when another holds its lock. APT_INSTALL "WHY" PACKAGE... installs them when we are root
+# with apt-get (updating the lists once if the first try fails), else prints how to install them and why.
 APT_GET := flock /tmp/skilleval-apt.lock apt-get
+APT_INSTALL = apt_install() { why=$$1; shift; \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    $(APT_GET) install -y -qq "$$@" >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq "$$@" >/dev/null; }; \
+	  else echo "install $$* (apt-get install $$*) $$why"; fi; }; apt_install
 
 # The four agent CLIs the e2e tests drive, pinned by agents/package-lock.json, installed from the npm
 # registry into .cache/agents (reinstalled only when the lockfile changes); plus the Debian tools they
@@ -33,20 +39,12 @@ $(AGENTS_DIR)/.installed: agents/package.json agents/package-lock.json
 	cd $(AGENTS_DIR) && npm install --no-save --no-audit --no-fund --loglevel=error && touch .installed
 
 agents: $(AGENTS_DIR)/.installed
-	@command -v rg >/dev/null && command -v bwrap >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    export DEBIAN_FRONTEND=noninteractive; \
-	    $(APT_GET) install -y -qq ripgrep bubblewrap >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq ripgrep bubblewrap >/dev/null; }; \
-	  else echo "install ripgrep and bubblewrap (apt-get install ripgrep bubblewrap) for the agent e2e tests"; fi; }
+	@command -v rg >/dev/null && command -v bwrap >/dev/null || { $(APT_INSTALL) "for the agent e2e tests" ripgrep bubblewrap; }
 
 # The HTML report's browser test drives Debian's chromium through playwright (from PyPI, in [dev]);
 # playwright's own browser download is not used, so the test runs where only the registries are reachable.
 browser:
-	@test -x /usr/bin/chromium || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    export DEBIAN_FRONTEND=noninteractive; \
-	    $(APT_GET) install -y -qq chromium >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq chromium >/dev/null; }; \
-	  else echo "install chromium (apt-get install chromium) for the HTML report's browser test"; fi; }
+	@test -x /usr/bin/chromium || { $(APT_INSTALL) "for the HTML report's browser test" chromium; }
 
 ## eval: run every tier on example_skills/ and write skilleval-report/. Tier 3 runs the real Claude Code CLI
 ## in bubblewrap, keyless: the gateway plays the model from each case's script (a harness check, not a model measurement).
@@ -81,11 +79,8 @@ test:
 # Debian's docker engine and debootstrap for the docker sandbox tests (.ci/with-dockerd starts the daemon;
 # it installs them itself when run alone). Here so `make test` fetches them alongside the other setup.
 docker-engine:
-	@docker info >/dev/null 2>&1 || { command -v dockerd >/dev/null && command -v debootstrap >/dev/null; } || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    export DEBIAN_FRONTEND=noninteractive; \
-	    $(APT_GET) install -y -qq docker.io debootstrap >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq docker.io debootstrap >/dev/null; }; \
-	  else echo "no docker engine can be installed here (needs root and apt-get): the docker sandbox tests will skip (fail under CI=true)"; fi; }
+	@docker info >/dev/null 2>&1 || { command -v dockerd >/dev/null && command -v debootstrap >/dev/null; } || \
+	  { $(APT_INSTALL) "for the docker sandbox tests (they skip without it, and fail under CI=true)" docker.io debootstrap; }
 
 ## mutation: mutation-test the safety core (not part of `make test`: minutes per module on 2 cores).
 ## MODULES="gate safefs" limits it; per-module killed / survived / equivalent; survivors in mutation-report/.

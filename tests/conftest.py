@@ -153,22 +153,22 @@ def dealing_applies(config: pytest.Config) -> bool:
     asked for failed or new tests first (--ff, --nf: the cache plugin's order stands)."""
     if config.getoption("skilleval_skills", None) or config.getoption("failedfirst", False) or config.getoption("newfirst", False):
         return False
-    if any(arg == "--dist" or arg.startswith("--dist=") for arg in config.invocation_params.args):
-        return False
-    return bool(module_seconds())
+    return not any(arg == "--dist" or arg.startswith("--dist=") for arg in config.invocation_params.args)
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not hasattr(config, "workerinput") or not dealing_applies(config):
         return  # a plain run keeps the file order; the workers must all collect the same order, and do
-    order = deal_order([item.nodeid for item in items], module_seconds())
-    items[:] = [items[i] for i in order]
+    seconds = module_seconds()
+    if seconds:
+        order = deal_order([item.nodeid for item in items], seconds)
+        items[:] = [items[i] for i in order]
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    if config.getvalue("dist") != "load" or not dealing_applies(config):
+    if config.getvalue("dist") != "load" or not dealing_applies(config) or not module_seconds():
         return None  # xdist's own choice
     from xdist.scheduler import LoadFileScheduling  # units are files (LoadScopeScheduling's would split a class or a '::' id)
 

@@ -28,12 +28,12 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def install(tmp_path: Path, wheels: Path, *packages: str) -> subprocess.CompletedProcess[str]:
+def install(tmp_path: Path, wheels: Path, *packages: str, **pip_env: str) -> subprocess.CompletedProcess[str]:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
     # pip's configuration: this folder only, no index (PIP_CONFIG_FILE=os.devnull: no machine-wide pip.conf)
-    env.update(PIP_CONFIG_FILE=os.devnull, PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels), PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env.update(PIP_CONFIG_FILE=os.devnull, PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels), PIP_DISABLE_PIP_VERSION_CHECK="1", **pip_env)
     return subprocess.run([sys.executable, str(SCRIPT), str(venv), *packages], env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -55,11 +55,7 @@ def test_a_package_pips_configuration_cannot_reach_is_not_fetched_elsewhere(tmp_
 
 
 def test_an_option_uv_cannot_take_makes_pip_install(tmp_path: Path, wheels: Path) -> None:
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
-    env.update(PIP_CONFIG_FILE=os.devnull, PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels), PIP_PRE="1")
-    done = subprocess.run([sys.executable, str(SCRIPT), str(venv), "six==1.17.0"], env=env, capture_output=True, text=True, timeout=300)
+    done = install(tmp_path, wheels, "six==1.17.0", PIP_PRE="1")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "'pre', which uv has no option for: installing with pip" in done.stdout
-    assert not (venv / "bin" / "uv").exists()
+    assert not (tmp_path / "venv" / "bin" / "uv").exists()
