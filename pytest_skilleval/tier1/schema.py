@@ -333,9 +333,16 @@ def near_miss(key: str) -> str | None:
         return FIELD_ALIASES[folded]
     if folded in known:
         return known[folded] if known[folded] != key else None
-    best = min(known, key=lambda k: (_edit_distance(folded, k), k))
+    if len(folded) < 4:
+        return None
+    # a distance is at least the difference of the lengths, and no slip is more than 2 away: the
+    # fields further off in length cannot be the nearest one of a slip (most unknown keys are no slip)
+    near = [k for k in known if abs(len(k) - len(folded)) <= 2]
+    if not near:
+        return None
+    distance, best = min((_edit_distance(folded, k), k) for k in near)
     limit = 2 if len(best) > 6 else 1
-    return known[best] if len(folded) >= 4 and _edit_distance(folded, best) <= limit else None
+    return known[best] if distance <= limit else None
 
 
 def _yaml_kind(value: Any) -> str:

@@ -419,3 +419,32 @@ def test_corpus_verdicts_against_skills_ref(capsys: pytest.CaptureFixture[str]) 
         for reason, skills in sorted(table.items()):
             print(f"  {len(skills):>4}  {reason}: {CORPUS_REASONS[reason]}\n        {', '.join(skills)}")
     assert not unexplained, "\n".join(unexplained)
+
+
+def _near_miss_everywhere(key: str) -> str | None:
+    """near_miss as defined: the nearest known field by edit distance over every field (ties by name)."""
+    known = {schema._fold(k): k for k in (*schema.ALLOWED_FIELDS, *schema.AGENT_FIELDS)}
+    folded = schema._fold(key)
+    if folded in schema.FIELD_ALIASES:
+        return schema.FIELD_ALIASES[folded]
+    if folded in known:
+        return known[folded] if known[folded] != key else None
+    best = min(known, key=lambda k: (schema._edit_distance(folded, k), k))
+    limit = 2 if len(best) > 6 else 1
+    return known[best] if len(folded) >= 4 and schema._edit_distance(folded, best) <= limit else None
+
+
+def test_near_miss_measures_only_fields_near_in_length() -> None:
+    # near_miss skips fields whose length is more than 2 off (their distance is more than 2): the same
+    # answer as measuring every field, for each known field's slips (a letter dropped, doubled, changed,
+    # two swapped), short keys and every frontmatter key of the corpus
+    known = [*schema.ALLOWED_FIELDS, *schema.AGENT_FIELDS]
+    keys = {"", "a", "ab", "abc", "abcd", "tags", "version", "when_to_use", "x" * 40, "descripton", "licence"}
+    for k in known:
+        for i in range(len(k)):
+            keys |= {k[:i] + k[i + 1:], k[:i] + k[i] + k[i:], k[:i] + "z" + k[i + 1:], k[:i] + k[i + 1:i + 2] + k[i] + k[i + 2:]}
+        keys |= {k + "s", k.upper(), k.replace("-", "_"), k + "-extra", k[:3]}
+    if CORPUS.is_dir():
+        keys |= {str(key) for path in CORPUS.rglob("SKILL.md") for key in Skill(path.parent, path.parent.name).meta}
+    assert len(keys) > 500
+    assert {k: schema.near_miss(k) for k in keys} == {k: _near_miss_everywhere(k) for k in keys}
