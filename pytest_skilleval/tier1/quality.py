@@ -99,14 +99,20 @@ ACTION_VERBS = _words("use", "call", "run", "execute", "pass", "set", "add", "ma
                       "get", "list", "report", "compare", "convert", "deploy", "fetch", "import", "export", "submit", "launch",
                       "wait", "pick", "prefer", "avoid", "do", "inspect", "query", "search", "record", "replace", "remove",
                       "delete", "append", "insert", "prepare", "analy[sz]e")
+#: A line of the body holding a word character that does not open or close a fence (each line as
+#: ``WORD_CHAR.search(line) and not FENCE.match(line)`` finds it, all lines in one pass).
+WORDY_LINE = re.compile(r"^(?![^\S\n]*(?:```|~~~))(?=[^\n]*?\w)[^\n]*", re.MULTILINE)
 STRUCTURE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s|^\s*(?:```|~~~)|^#{2,6}\s", re.MULTILINE)
 BUZZWORDS = _words("utili[sz]e", "facilitate", "leverage", "paradigm", "synergy", "seamless(?:ly)?", "cutting-edge")
 #: A lower-case piece of every BUZZWORDS alternative: a cheap test before the pattern runs over a whole body.
-BUZZWORD_STEMS = ("utili", "facilitate", "leverage", "paradigm", "synergy", "seamless", "cutting-edge")
+#: (``utilise``/``utilize``, not ``utili``: "utility" and "utilities" are in one body in ten.)
+BUZZWORD_STEMS = ("utilise", "utilize", "facilitate", "leverage", "paradigm", "synergy", "seamless", "cutting-edge")
 #: The characters that re's IGNORECASE matches to an ASCII letter (İ ı → i, ſ → s, K → k; every other
 #: code point checked) although str.lower() does not give that letter alone.
 _FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")
 WINDOWS_PATH = re.compile(r"\b(?:scripts|references|assets|templates)\\[\w.-]")
+#: What every WINDOWS_PATH match holds: a body holding none is not searched.
+WINDOWS_PATH_NEEDS = ("scripts\\", "references\\", "assets\\", "templates\\")
 RESERVED = re.compile(r"anthropic|claude", re.IGNORECASE)
 VAGUE_STEM = re.compile(r"(?:docs?|file|data|info|misc|temp|tmp|notes?)?[-_ ]?\d*", re.IGNORECASE)
 
@@ -194,8 +200,25 @@ class Facts:
     @functools.cached_property
     def distinct_lines(self) -> tuple[int, int]:
         # fences and table separators repeat by nature; only lines with words count
-        lines = [ln.strip() for ln in self.body_lines if WORD_CHAR.search(ln) and not FENCE.match(ln)]
+        lines = [ln.strip() for ln in WORDY_LINE.findall(self.skill.body)]
         return len(set(lines)), len(lines)
+
+    @functools.cached_property
+    def lowered_body(self) -> str | None:
+        return _lowered(self.skill.body)
+
+    @functools.cached_property
+    def mentions_errors(self) -> bool:
+        """Whether the body holds one of ERROR_WORDS."""
+        return _error_words(self.skill.body, self.lowered_body)
+
+    @functools.cached_property
+    def buzzwords(self) -> set[str]:
+        """BUZZWORDS in the body and the description."""
+        description = self.description
+        low = None if self.lowered_body is None or any(c in description for c in _FOLDS_TO_ASCII) else \
+            self.lowered_body + "\n" + description.lower()
+        return _buzzwords(self.skill.body + "\n" + description, low)
 
     @functools.cached_property
     def skill_type(self) -> str:
@@ -258,15 +281,41 @@ def _unguarded(f: Facts) -> list[str]:
     return [s for s in f.scripts if (text := f.skill.text(s)) is not None and not SCRIPT_GUARD.search(text)]
 
 
-def _buzzwords(text: str) -> set[str]:
+def _buzzwords(text: str, low: str | None = None) -> set[str]:
     """BUZZWORDS found in ``text``, lower-cased. A text holding none of their stems in lower case cannot
     match, unless it holds a character that IGNORECASE matches to an ASCII letter while str.lower()
     does not lower it to that letter: then the pattern decides alone."""
-    if not any(c in text for c in _FOLDS_TO_ASCII):
-        low = text.lower()
-        if not any(stem in low for stem in BUZZWORD_STEMS):
-            return set()
-    return {m.group(0).lower() for m in BUZZWORDS.finditer(text)}
+    low = _lowered(text) if low is None else low
+    if low is None:
+        return {m.group(0).lower() for m in BUZZWORDS.finditer(text)}
+    if not any(stem in low for stem in BUZZWORD_STEMS):
+        return set()
+    return {m.group(0) for m in _BUZZWORDS_LOWER.finditer(low)}
+
+
+def _lowered(text: str) -> str | None:
+    """``text.lower()``, in which a whole-word pattern of lower-case ASCII letters matches case-sensitively
+    where it matches ``text`` ignoring case (at the same places: no other character's lower case is
+    longer, and a letter stays a word character); None when ``text`` holds a character IGNORECASE
+    matches to an ASCII letter that lower() does not give alone (then only the pattern can tell)."""
+    return None if any(c in text for c in _FOLDS_TO_ASCII) else text.lower()
+
+
+#: BUZZWORDS and ERROR_WORDS as they match in :func:`_lowered` text: twice as fast as IGNORECASE.
+_BUZZWORDS_LOWER = re.compile(BUZZWORDS.pattern)
+_ERROR_WORDS_LOWER = re.compile(ERROR_WORDS.pattern)
+#: How every ERROR_WORDS match begins.
+_ERROR_STEMS = ("error", "exception", "invalid", "fail", "validat", "troubleshoot", "retry")
+
+
+def _error_words(text: str, low: str | None = None) -> bool:
+    """Whether ``text`` holds one of ERROR_WORDS, searched from the first place one may begin.
+    ``low``: ``_lowered(text)`` if the caller has it."""
+    low = _lowered(text) if low is None else low
+    if low is None:
+        return ERROR_WORDS.search(text) is not None
+    starts = [at for stem in _ERROR_STEMS if (at := low.find(stem)) >= 0]
+    return bool(starts) and _ERROR_WORDS_LOWER.search(low, min(starts)) is not None
 
 
 def _first(pattern: re.Pattern[str], text: str) -> str | None:
@@ -308,10 +357,11 @@ RULES: tuple[Rule, ...] = (
          else "no code block, Examples section or 'Example:' line shows the skill in use"),
     # every match holds a backslash: a body without one is not searched
     Rule(C, "windows-paths", 10, lambda f: f"Windows-style path {p!r}…; forward slashes work everywhere"
-         if "\\" in f.skill.body and (p := _first(WINDOWS_PATH, f.skill.body)) else None),
+         if any(n in f.skill.body for n in WINDOWS_PATH_NEEDS) and (p := _first(WINDOWS_PATH, f.skill.body)) else None),
+    # the skill's files first: few ship a README.md, every body has links to read
     Rule(C, "links-readme", 5, lambda f: "SKILL.md sends the agent to README.md; the instructions belong in SKILL.md"
-         if any(posixpath.basename(k.target.split("#")[0]).lower() == "readme.md" for k in f.skill.links())
-         and any(r.lower() == "readme.md" for r in f.files) else None),
+         if any(r.lower() == "readme.md" for r in f.files)
+         and any(posixpath.basename(k.target.split("#")[0]).lower() == "readme.md" for k in f.skill.links()) else None),
     Rule(C, "scripts-unreferenced", 10, lambda f: f"none of the {len(f.scripts)} file(s) in scripts/ is named in SKILL.md, "
          "so an agent will not run them" if f.scripts and not any(f.mentions(s) for s in f.scripts) else None),
     Rule(C, "resources-unreferenced", 10, lambda f: f"SKILL.md never mentions {', '.join(f.silent_dirs)}, so an agent will "
@@ -334,7 +384,7 @@ RULES: tuple[Rule, ...] = (
          if len(f.skill.name) < 5 else None),
     Rule(D, "no-purpose-section", 5, lambda f: None if f.has_section("purpose") else "no Purpose/Overview/When to use section"),
     # reliability: does the skill prepare the agent for things going wrong
-    Rule(R, "no-error-guidance", 10, lambda f: None if ERROR_WORDS.search(f.skill.body)
+    Rule(R, "no-error-guidance", 10, lambda f: None if f.mentions_errors
          else "body never mentions errors, failures or validation"),
     Rule(R, "scripts-unguarded", 5, lambda f: f"no error handling in {', '.join(_unguarded(f)[:3])}" if _unguarded(f) else None),
     Rule(R, "no-requirements-section", 5, lambda f: None if f.has_section("requirements")
@@ -352,7 +402,7 @@ RULES: tuple[Rule, ...] = (
     Rule(E, "usage-unstructured", 5, lambda f: "the usage section is prose, not steps, code or sub-sections"
          if (t := f.section("usage")) and not STRUCTURE.search(t) else None),
     Rule(E, "buzzwords", 5, lambda f: f"buzzwords cost tokens and say nothing: {', '.join(found)}" if (found := sorted(
-        _buzzwords(f.skill.body + "\n" + f.description))) else None),
+        f.buzzwords)) else None),
     Rule(E, "vague-reference-names", 5, lambda f: f"reference file names do not say what is inside: "
          f"{', '.join(_vague_stems(f)[:3])}" if _vague_stems(f) else None),
     Rule(E, "nested-references", 10, lambda f: f"{f.nested_link}; link every reference from SKILL.md instead"

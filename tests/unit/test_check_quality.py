@@ -7,7 +7,7 @@ import string
 from collections.abc import Callable
 
 import pytest
-from conftest import manifest, run_check
+from conftest import CORPUS, manifest, run_check
 
 from pytest_skilleval.gate import Policy, final_status
 from pytest_skilleval.results import CheckResult, Deduction, Severity, Status
@@ -459,3 +459,45 @@ def test_body_word_count_around_the_thresholds(make_skill: MakeSkill, words: int
     if short:
         assert reasons["body-too-short"].startswith(f"body has {words} words;")
     assert facts.words == min(words, quality.WORDS_COUNTED)
+
+
+#: Texts where the fast paths of quality's body rules could part ways with their patterns: case, the
+#: characters IGNORECASE folds to ASCII letters, word boundaries, fences behind Unicode spaces, CR.
+_EDGE_BODIES = ("ERRORS happen. Retrying", "no mistakes here", "ınvalid input", "Fail\u017fafe", "preerror", "error_code",
+                "We ſeamlessly LEVERAGE", "Utilize, utilise; utility", "x\u212a paradigm", "cutting-edge.", "İnvalid",
+                "```\ncode\n```\n\u3000```python\n \t~~~\n\u2028```x\nword\r\n```\r\n__\n\n-- --\nλόγος\n",
+                "scripts\\run.py and references\\a.md", "assets\\\\x", "Scripts\\a", "templates\\ ")
+
+
+def _bodies() -> list[str]:
+    bodies = list(_EDGE_BODIES)
+    if CORPUS.is_dir():
+        bodies += [Skill(p.parent, p.parent.name).body for p in sorted(CORPUS.rglob("SKILL.md"))]
+    return bodies
+
+
+def test_body_rules_fast_paths_match_their_patterns() -> None:
+    # distinct_lines in one pass over the body, the error words and buzzwords found case-sensitively in
+    # the lower-cased body (from the first place one may begin), Windows paths searched only where one
+    # may be: each the same as its pattern over every corpus body and the edge cases
+    bodies = _bodies()
+    assert len(bodies) > 700
+    for body in bodies:
+        lines = [ln.strip() for ln in body.split("\n") if quality.WORD_CHAR.search(ln) and not quality.FENCE.match(ln)]
+        assert [ln.strip() for ln in quality.WORDY_LINE.findall(body)] == lines, body[:80]
+        assert quality._error_words(body) == bool(quality.ERROR_WORDS.search(body)), body[:80]
+        assert quality._buzzwords(body) == {m.group(0).lower() for m in quality.BUZZWORDS.finditer(body)}, body[:80]
+        windows = quality.WINDOWS_PATH.search(body)
+        assert windows is None or any(n in windows.group(0) for n in quality.WINDOWS_PATH_NEEDS), body[:80]
+
+
+def test_facts_body_rules_match_their_patterns(make_skill: MakeSkill) -> None:
+    # Facts lowers the body once for the error words and the buzzwords (and the stripped description
+    # for these): the same as the patterns over the body and over body + description
+    for body, description in (("We ſeamlessly go. Errors!", "Use when x"), ("Leverage it", "Uses \u212a synergy"),
+                              ("plain", "  Utilize when asked  "), ("FAILURE modes", "İnvalid paradigm")):
+        skill = good_skill(make_skill, body=body, description=description)
+        facts = quality.Facts(skill)
+        assert facts.mentions_errors == bool(quality.ERROR_WORDS.search(skill.body))
+        text = skill.body + "\n" + skill.description.strip()
+        assert facts.buzzwords == {m.group(0).lower() for m in quality.BUZZWORDS.finditer(text)}
