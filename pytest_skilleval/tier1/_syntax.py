@@ -128,7 +128,14 @@ def parse_problems(skill: Skill) -> tuple[list[Finding], dict[str, int]]:
     findings: list[Finding] = []
     checked = {"python": 0, "shell": 0, "javascript": 0, "json": 0, "yaml": 0}
     unchecked: dict[str, list[str]] = {}
-    bash, node = shutil.which("bash"), shutil.which("node")
+    found_tools: dict[str, str | None] = {}
+
+    def tool(name: str) -> str | None:
+        """The path of ``name``, looked up at its first use (most skills have no script: PATH is not searched)."""
+        if name not in found_tools:
+            found_tools[name] = shutil.which(name)
+        return found_tools[name]
+
     work = _Workdir()
     try:
         for entry in skill.files():
@@ -154,12 +161,14 @@ def parse_problems(skill: Skill) -> tuple[list[Finding], dict[str, int]]:
                 checked["yaml"] += 1
                 problem = _yaml(rel, text)
             elif suffix in JAVASCRIPT:
+                node = tool("node")
                 if node is None:
                     unchecked.setdefault("node", []).append(rel)
                     continue
                 checked["javascript"] += 1
                 problem = _tool(rel, text, [node, "--check"], "JavaScript (node --check)", work.path())
             elif _shell_kind(rel, text):
+                bash = tool("bash")
                 if bash is None:
                     unchecked.setdefault("bash", []).append(rel)
                     continue

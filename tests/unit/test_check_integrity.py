@@ -385,3 +385,16 @@ def test_one_walk_finds_the_refs_the_three_walks_found_over_the_corpus() -> None
         assert got == _refs_three_walks(path.name, tokens), path
         refs += len(got)
     assert refs > 8_000
+
+
+def test_the_syntax_tools_are_looked_up_only_for_a_file_that_needs_one(make_skill: MakeSkill, monkeypatch: pytest.MonkeyPatch) -> None:
+    # searching PATH for bash and node was most of the syntax pass of a skill without scripts
+    from pytest_skilleval.tier1 import _syntax
+    looked_up: list[str] = []
+    real_which = shutil.which
+    monkeypatch.setattr(_syntax.shutil, "which", lambda name: looked_up.append(name) or real_which(name))
+    run_check(CHECK, make_skill({"SKILL.md": manifest(), "references/data.json": "{}", "scripts/run.py": "pass\n"}))
+    assert looked_up == []
+    run_check(CHECK, make_skill({"SKILL.md": manifest(), "scripts/a.sh": "echo a\n", "scripts/b.sh": "echo b\n",
+                                 "scripts/app.js": "1;\n"}, name="with-scripts"))
+    assert sorted(looked_up) == ["bash", "node"]  # once each, for the two shell files and the script
