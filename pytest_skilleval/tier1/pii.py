@@ -220,15 +220,16 @@ def _normalise(rule_id: str, value: str) -> str:
 _REQUIRED_TEXT = {"pii.email": "@", "pii.home-path": "Users"}
 
 
-def _candidate_lines(text: str, rules: list[_Rule]) -> list[int]:
-    """Line numbers (1-based, ascending) where some rule's pattern can match, found with one pass
-    of each rule's prefilter (or pattern) over the whole text instead of one per line. Every line a
-    whole-text match touches is a candidate, so a match that a line-by-line scan would find is never
+def _candidate_lines(text: str, rules: list[_Rule]) -> dict[int, list[int]]:
+    """Line numbers (1-based, ascending) where some rule's pattern can match, each with the indices
+    in ``rules`` (ascending) of the rules that can match there, found with one pass of each rule's
+    prefilter (or pattern) over the whole text instead of one per line. Every line a whole-text match
+    touches is a candidate for that rule, so a match that a line-by-line scan would find is never
     skipped: a prefilter is contained in every match and never spans a line, and the patterns'
     look-arounds treat a newline as they treat the end of a line (asserted in the tests)."""
     starts: list[int] | None = None
-    found: set[int] = set()
-    for rule in rules:
+    found: dict[int, list[int]] = {}
+    for index, rule in enumerate(rules):
         needed = _REQUIRED_TEXT.get(rule.id)
         if needed and needed not in text:
             continue  # a substring every match holds is nowhere in the file
@@ -241,8 +242,13 @@ def _candidate_lines(text: str, rules: list[_Rule]) -> list[int]:
                 starts = [n.start() for n in _NEWLINE.finditer(text)]
             first = bisect.bisect_left(starts, m.start()) + 1
             last = bisect.bisect_left(starts, max(m.end() - 1, m.start())) + 1
-            found.update(range(first, last + 1))
-    return sorted(found)
+            for number in range(first, last + 1):
+                here = found.get(number)
+                if here is None:
+                    found[number] = [index]
+                elif here[-1] != index:
+                    here.append(index)
+    return dict(sorted(found.items()))
 
 
 def scan_text(rel: str, text: str, exempt_emails: frozenset[str] = frozenset()) -> list[Finding]:
@@ -252,11 +258,13 @@ def scan_text(rel: str, text: str, exempt_emails: frozenset[str] = frozenset()) 
     active = [r for r in cfg.rules if not (r.skip_files and r.skip_files.search(base))]
     hits: dict[tuple[str, str], _Hit] = {}
     lines = text.split("\n")
-    for number in _candidate_lines(text, active):
+    # each line is tried with the rules that can match on it (a line holding '+1' is no card or address)
+    for number, indices in _candidate_lines(text, active).items():
         line = lines[number - 1]
         if cfg.ignore_marker in line:
             continue
-        for rule in active:
+        for index in indices:
+            rule = active[index]
             if (rule.skip_lines and rule.skip_lines.search(line)) or (rule.context and not rule.context.search(line)):
                 continue
             for m in rule.pattern.finditer(line):

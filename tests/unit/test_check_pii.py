@@ -249,6 +249,30 @@ def test_candidate_lines_cover_the_corpus() -> None:
     for path in files:
         text = path.read_text(encoding="utf-8", errors="replace")
         assert _line_by_line(text) <= set(pii._candidate_lines(text, list(pii.rules_config().rules))), path
+        assert _rule_by_rule(text) <= _candidates_by_rule(text), path
+
+
+def _rule_by_rule(text: str) -> set[tuple[int, int]]:
+    """(line, rule index) where the rule's pattern matches the line on its own, and its context if it needs one."""
+    rules = pii.rules_config().rules
+    return {(n, i) for n, line in enumerate(text.split("\n"), 1) for i, r in enumerate(rules)
+            if r.pattern.search(line) and (r.context is None or r.context.search(line))}
+
+
+def _candidates_by_rule(text: str) -> set[tuple[int, int]]:
+    return {(n, i) for n, indices in pii._candidate_lines(text, list(pii.rules_config().rules)).items() for i in indices}
+
+
+@pytest.mark.parametrize("text", [
+    "call 1\n415-867-5309 now", "mail\nalice.smith@corp-mail.de\n", "+44\n20 7946 0958", "4111 1111\n1111 1111",
+    "/Users/\nbob/x", "10.0.0.1\n8.8.8.8.", "AB 12 34 56 C\nNI number AB123456C", "a@b\n.com x@y.org",
+    "C:\\Users\\carol\n", "(415)\n867-5309", "078-05-1120\n\n\n+1 415 867 5309\n", "+1 4111 1111 1111 1111 at 8.8.8.8\n",
+    "national\ninsurance AB 12 34 56 C\nNINO: AB 12 34 56 C",
+])
+def test_each_line_is_a_candidate_for_each_rule_that_matches_it(text: str) -> None:
+    # scan_text tries on a line only the rules whose own pre-pass made it a candidate: exact only if each
+    # rule's candidates hold every line its pattern matches (with its context)
+    assert _rule_by_rule(text) <= _candidates_by_rule(text)
 
 
 def test_each_prefilter_is_in_every_match_and_never_spans_a_line() -> None:
