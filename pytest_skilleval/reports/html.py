@@ -17,7 +17,7 @@ import json
 import math
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,14 +108,24 @@ class FailingItem:
 class Replay:
     """A sequence read again on every pass (``len`` counts one pass), so a page over thousands of skills
     is rendered with one skill in memory at a time. ``results.json``'s ``skills`` may be one: the session
-    hands its spooled skills over this way; a loaded document has a plain list."""
+    hands its spooled skills over this way (each skill's JSON, and ``parse`` to read it; every item a
+    skill's dict); a loaded document has a plain list."""
 
-    def __init__(self, items: Callable[[], Iterable[Any]], count: int | None = None) -> None:
+    def __init__(self, items: Callable[[], Iterable[Any]], count: int | None = None,
+                 parse: Callable[[Any], Any] | None = None) -> None:
         self._items = items
         self._count = count
+        self._parse = parse
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(self._items())
+        return iter(self._items()) if self._parse is None else map(self._parse, self._items())
+
+    def only(self, positions: Container[int]) -> Iterator[Any]:
+        """One pass's items at ``positions`` (0-based, in pass order); the others are read but never parsed."""
+        parse = self._parse
+        for n, item in enumerate(self._items()):
+            if n in positions:
+                yield item if parse is None else parse(item)
 
     def __len__(self) -> int:
         if self._count is None:
@@ -165,8 +175,9 @@ def load(path: Path) -> dict[str, Any]:
 
 def _skills(doc: Mapping[str, Any]) -> Replay:
     every = doc.get("skills") or []
-    return Replay(lambda: (s for s in every if isinstance(s, dict)), every._count if isinstance(every, Replay) else
-                  sum(1 for s in every if isinstance(s, dict)))
+    if isinstance(every, Replay):  # the session's spooled skills: each a skill's dict
+        return every
+    return Replay(lambda: (s for s in every if isinstance(s, dict)), sum(1 for s in every if isinstance(s, dict)))
 
 
 #: What the page's numbers and charts read of a trial; the rest (steps, answers, assertions) only the
@@ -333,9 +344,10 @@ def failing_items(doc: Mapping[str, Any]) -> tuple[Replay, Replay]:
     return Replay(lambda: _failing(doc, advisory=False)), Replay(lambda: _failing(doc, advisory=True))
 
 
-def _failing(doc: Mapping[str, Any], *, advisory: bool) -> Iterator[FailingItem]:
+def _failing(doc: Mapping[str, Any], *, advisory: bool, skills: Iterable[Mapping[str, Any]] | None = None) -> Iterator[FailingItem]:
+    """The items of :func:`failing_items` over the document's skills, or over ``skills`` when given."""
     trials: list[FailingItem] = []
-    for sk in _skills(doc):
+    for sk in _skills(doc) if skills is None else skills:
         key = str(sk.get("key", "?"))
         for c in _checks(sk):
             r = c["result"]
@@ -488,16 +500,22 @@ def build(doc: Mapping[str, Any]) -> Page:
     skills = _skills(doc)
     # One pass over the skills for every number, chart and row of the skills table (a spooled skill is read
     # from disk and parsed on each pass); the lists the page shows in full are read once more each, as they render.
-    tallies, table = [], []
-    for sk in skills:
-        tallies.append(_tally(sk))
+    # The lists of failing and of advisory items read only the skills that have one: the tally tells which.
+    tallies, table, blocking_at, advisory_at = [], [], set(), set()
+    for n, sk in enumerate(skills):
+        tallied = _tally(sk)
+        tallies.append(tallied)
         table.append(skill_row(sk))
+        if next(_failing(doc, advisory=False, skills=(tallied,)), None) is not None:
+            blocking_at.add(n)
+        if next(_failing(doc, advisory=True, skills=(tallied,)), None) is not None:
+            advisory_at.add(n)
     tally = {**doc, "skills": tallies}
     rows = forest_rows(tally)
     curves = pass_curves(tally)
     costs = cost_points(tally)
-    blocking = Replay(lambda: _failing(doc, advisory=False), sum(1 for _ in _failing(tally, advisory=False)))
-    advisory = Replay(lambda: _failing(doc, advisory=True), sum(1 for _ in _failing(tally, advisory=True)))
+    blocking = Replay(lambda: _failing(doc, advisory=False, skills=skills.only(blocking_at)), sum(1 for _ in _failing(tally, advisory=False)))
+    advisory = Replay(lambda: _failing(doc, advisory=True, skills=skills.only(advisory_at)), sum(1 for _ in _failing(tally, advisory=True)))
     settings = doc.get("settings") or {}
     env = [("tool", f"{_get(doc, 'tool', 'name', default='?')} {_get(doc, 'tool', 'version', default='')}"),
            ("generated at", str(doc.get("generated_at", "?"))), ("schema version", str(doc.get("schema_version", "?"))),

@@ -335,6 +335,6 @@ def write_reports(run: RunReport, report_dir: Path, project: Path | None = None,
     # the page reads the same document as `skilleval html` reads results.json, its skills one at a time (the
     # page parses each several times: pydantic's parser reads our own JSON in half json.loads's CPU, same data)
     doc = run.model_copy(update={"skills": []}).model_dump(mode="json")
-    doc["skills"] = html.Replay(lambda: map(from_json, skills()), len(run.skills))
+    doc["skills"] = html.Replay(skills, len(run.skills), parse=from_json)
     written.append(html.write(doc, report_dir, trusted))
     return written
