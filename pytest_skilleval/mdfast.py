@@ -120,11 +120,42 @@ _QUOTE_THEN_LAZY = re.compile(r"^[ \t]*>[^\n]*\n[ \t]*[^\s>]", re.M)
 _PIPE_OVER_DASHES = re.compile(r"^[^\n]*\|[^\n]*\n {0,3}-+[ \t]*$", re.M)
 
 
+#: The pieces :func:`_parts_ways` finds the two constructs above with: each begins with a newline, a
+#: literal the regular expression engine skips to (the patterns above try every line start; they are
+#: the definitions, and the tests compare both over the corpus and edge cases).
+_QUOTE_LINE_AFTER = re.compile(r"\n[ \t]*>")
+_QUOTE_LINE_FIRST = re.compile(r"[ \t]*>")
+_LAZY_LINE = re.compile(r"[ \t]*[^\s>]")
+_DASHES_LINE_AFTER = re.compile(r"\n {0,3}-+[ \t]*(?=\n|\Z)")
+
+
 def _parts_ways(text: str, tables: bool) -> bool:
     """Whether ``text`` holds a construct on which the two parsers were found to give different blocks
     (fuzzing both; ``tests/unit/test_mdfast.py``'s edge cases): such a document is read by markdown-it-py."""
-    return (">" in text and _QUOTE_THEN_LAZY.search(text) is not None) or (
-        tables and "|" in text and _PIPE_OVER_DASHES.search(text) is not None)
+    return (">" in text and _quote_then_lazy(text)) or (tables and "|" in text and _pipe_over_dashes(text))
+
+
+def _quote_then_lazy(text: str) -> bool:
+    """``_QUOTE_THEN_LAZY.search(text) is not None``: a line whose first character after spaces and tabs
+    is ``>``, and a next line whose first such character is neither white space nor ``>``."""
+    quote_lines = [m.start() + 1 for m in _QUOTE_LINE_AFTER.finditer(text)]
+    if _QUOTE_LINE_FIRST.match(text):
+        quote_lines.insert(0, 0)
+    for start in quote_lines:
+        end = text.find("\n", start)
+        if end >= 0 and _LAZY_LINE.match(text, end + 1):
+            return True
+    return False
+
+
+def _pipe_over_dashes(text: str) -> bool:
+    """``_PIPE_OVER_DASHES.search(text) is not None``: a line of up to three spaces, dashes and then spaces
+    or tabs, under a line holding a pipe (the first line has none above it)."""
+    for m in _DASHES_LINE_AFTER.finditer(text):
+        above = text.rfind("\n", 0, m.start()) + 1
+        if "|" in text[above:m.start()]:
+            return True
+    return False
 
 
 def starts_block(line: str) -> bool:

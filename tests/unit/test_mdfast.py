@@ -10,6 +10,7 @@ None and markdown-it-py parses.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -193,3 +194,25 @@ def test_the_fast_stream_is_markdown_it_pys_read_tokens_in_order(text: str) -> N
         assert [t.type for t in fast] == [kind for kind, _ in first_lines(fast)]  # nothing else
         assert first_lines(fast) == first_lines(SLOW.parse(text))
         assert not {c.type for t in fast for c in t.children or ()} & {"em_open", "em_close", "strong_open", "strong_close", "link_close"}
+
+
+#: Where the line-start tests of _parts_ways could slip: first and last lines, CR, tabs, blank and
+#: white-space-only lines, quotes in quotes, a pipe two lines up, dashes behind four spaces.
+_PARTS_WAYS_TEXTS = ["> q\nlazy", "> q", ">", "\n> q\n  x", "x\n>\n>\n-", " \t> q\n\t\t2. x", "> q\n>> more\n> \n",
+                     "> q\n\n2. x", "> q\n \n", "> q\r\nx", "a > b\nc", "| a\n---", "| a\n    ---", "|\n   -  \t\n",
+                     "| a\n\n---", "---\n| a", "a | b\n---\r\n", "| x\n-", "x\n| a\n --- \n", "|\n--x\n", "| a\n---\n"]
+
+
+def test_parts_ways_finds_what_its_patterns_find() -> None:
+    # _parts_ways skips to each line that may start one of the two constructs instead of trying the
+    # patterns at every line start: the same answer for the corpus's Markdown and the edge cases
+    rng = random.Random(12)  # and short texts of the characters the constructs are made of
+    texts = list(_PARTS_WAYS_TEXTS) + EDGE_CASES + ["".join(rng.choices(">|- \t\n\rx2.", k=rng.randrange(30))) for _ in range(5000)]
+    assert any(map(mdfast._quote_then_lazy, texts)) and any(map(mdfast._pipe_over_dashes, texts))
+    assert not all(map(mdfast._quote_then_lazy, texts)) and not all(map(mdfast._pipe_over_dashes, texts))
+    if CORPUS.is_dir():
+        texts += [p.read_text("utf-8", errors="replace") for p in sorted(CORPUS.rglob("*.md"))]
+    assert len(texts) > 50
+    for text in texts:
+        assert mdfast._quote_then_lazy(text) == (mdfast._QUOTE_THEN_LAZY.search(text) is not None), text[:80]
+        assert mdfast._pipe_over_dashes(text) == (mdfast._PIPE_OVER_DASHES.search(text) is not None), text[:80]
