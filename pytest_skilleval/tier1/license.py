@@ -40,6 +40,8 @@ RULES_FILE = Path(__file__).parent / "rules" / "licenses.yaml"
 LICENSE_FILE = re.compile(r"(?i)^(?:licen[cs]e|copying|unlicense)(?:[-_.][\w.-]*)?$")
 _SPDX = re.compile(r"SPDX-License-Identifier:\s*([\w.+\-() ]+?)\s*(?:-->|\*/|[\"'`]|\\n|$)")
 _NAMED_FILE = re.compile(r"(?i)(?<![\w/.-])((?:[\w.-]+/)*(?:(?:licen[cs]e|copying)[\w.-]*|[\w.-]+\.(?:txt|md|rst)))(?![\w/-])")
+#: What every _SPDX match holds.
+_SPDX_TAG = "SPDX-License-Identifier:"
 SPDX_HEADER_LINES = 50  # SPDX headers sit at the top; deeper mentions are prose about SPDX
 MAX_PARENT_LEVELS = 8  # bound on the walk up to a git work tree
 #: Under ``OR`` the licensee picks the most favourable alternative; this ranks them.
@@ -263,6 +265,8 @@ def _file_evidence(rel: str, text: str) -> Evidence:
 def _spdx_headers(skill: Skill) -> list[Evidence]:
     out = []
     for rel, text in skill.text_files():
+        if _SPDX_TAG not in text:
+            continue  # every match holds it: the lines of a file without it are not split, nor searched
         lines = text.splitlines()
         start = skill.body_start_line - 1 if rel == skill.manifest else 0
         for n in range(start, min(len(lines), start + SPDX_HEADER_LINES)):
