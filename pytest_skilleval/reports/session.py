@@ -60,6 +60,15 @@ def _from_json() -> Callable[[str], Any]:
     return from_json
 
 
+def envelope_record(value: str) -> CheckRecord:
+    """A published result's envelope (collect.py) as its record, parsed and validated in one step (its skill's
+    keys ignored): what ``CheckRecord(blocking=..., result=...)`` of its ``json.loads`` is, in about two thirds
+    of the CPU (one Rust pass, no Python dict in between)."""
+    from pytest_skilleval.reports.model import CheckRecord
+
+    return CheckRecord.model_validate_json(value)
+
+
 def _raise_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
 
@@ -169,13 +178,7 @@ class ReportSession:
 
     def records(self, key: str) -> list[CheckRecord]:
         """A skill's check records, read back from the spool."""
-        from pytest_skilleval.reports.model import CheckRecord
-
-        out = []
-        for text in self.results.read(key):
-            data = json.loads(text)
-            out.append(CheckRecord(blocking=data["blocking"], result=data["result"]))
-        return out
+        return [envelope_record(text) for text in self.results.read(key)]
 
     def tier3_reports(self) -> dict[str, tier3_report.Tier3Report]:
         from pytest_skilleval.tier3 import report as tier3_report
