@@ -352,6 +352,46 @@ def test_the_child_process_computes_the_parents_vectors() -> None:
     assert np.array_equal(first, local.embed(CHILD_TEXTS)) and np.array_equal(second, first[:3])
 
 
+def _transparent_huge_pages() -> bool:
+    """The kernel gives a process that asks (madvise) huge pages, and glibc's malloc can ask (2.35+)."""
+    import platform
+
+    try:
+        mode = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return False
+    libc, version = platform.libc_ver()
+    return "[never]" not in mode and libc == "glibc" and tuple(map(int, version.split("."))) >= (2, 35)
+
+
+def test_the_child_process_keeps_the_weights_on_huge_pages() -> None:
+    """Issue 12: the child asks glibc's malloc for transparent huge pages (GLIBC_TUNABLES), where
+    onnxruntime keeps the packed int8 weights streamed once per text: fewer TLB misses (600
+    descriptions, one thread, 5 pairs alternating: 4.84-5.40 -> 4.73-5.20 CPU s), the same vectors.
+    (glibc rewrites the variable in /proc/PID/environ, so the pages are what is checked.)"""
+    from pytest_skilleval.tier2.embedders.child import ChildEmbedder
+
+    local = embedders.load_minilm_dq8()
+    with ChildEmbedder(local) as child:  # type: ignore[arg-type]
+        vectors = child.embed(CHILD_TEXTS)
+        rollup = Path(f"/proc/{child._start().pid}/smaps_rollup").read_text()
+    huge_kb = int(next(line.split()[1] for line in rollup.splitlines() if line.startswith("AnonHugePages:")))
+    if _transparent_huge_pages():
+        assert huge_kb > 0
+    assert np.array_equal(vectors, local.embed(CHILD_TEXTS))
+
+
+def test_the_child_environment_adds_the_huge_page_tunable_to_the_users(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_skilleval.tier2.embedders.child import child_environment
+
+    monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
+    assert child_environment()["GLIBC_TUNABLES"] == "glibc.malloc.hugetlb=1"
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=2")
+    assert child_environment()["GLIBC_TUNABLES"] == "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1"
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=0")  # the user's choice stands
+    assert child_environment()["GLIBC_TUNABLES"] == "glibc.malloc.hugetlb=0"
+
+
 def test_the_child_process_imports_nothing_from_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """pytest runs in the catalog's checkout, which is not trusted: ``python -m`` would put that folder
     first on the child's path, and a ``json.py`` or ``numpy.py`` there would run (found in review)."""

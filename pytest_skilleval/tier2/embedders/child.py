@@ -38,6 +38,10 @@ from pytest_skilleval.tier2.embedders.onnx_minilm import OnnxMiniLMEmbedder
 
 _LENGTH = struct.Struct("<Q")
 _REPLY = struct.Struct("<cQ")
+#: glibc 2.35+: malloc asks the kernel for transparent huge pages (madvise) for its heap and large
+#: blocks, where onnxruntime keeps the packed int8 weights (~11 MB, streamed once per text): fewer TLB
+#: misses, ~3-7 % fewer CPU seconds per text here, the same vectors. Other C libraries ignore it.
+_HUGE_PAGES = "glibc.malloc.hugetlb=1"
 #: The folder holding the ``pytest_skilleval`` package the parent runs: the child imports the same code.
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[3])
 
@@ -71,11 +75,10 @@ class ChildEmbedder(Embedder):
     def _start(self) -> subprocess.Popen[bytes]:
         if self._proc is None:
             self._stderr = tempfile.TemporaryFile()  # read only on failure; a pipe could fill and block the child
-            env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (_PACKAGE_PARENT, os.environ.get("PYTHONPATH")) if p))
             # -P: ``-m`` would put the working directory (the catalog's checkout, not trusted) first on the path
             command = [sys.executable, "-P", "-m", __name__, self.build, str(self.threads or 0)]
             try:
-                self._proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=env)
+                self._proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=child_environment())
             except OSError as exc:
                 raise ProviderError("minilm", "config", f"cannot start the MiniLM child process: {exc}") from exc
         return self._proc
@@ -113,6 +116,15 @@ class ChildEmbedder(Embedder):
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
+
+
+def child_environment() -> dict[str, str]:
+    """This process's environment, with this package first on the path and malloc asking for huge pages."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (_PACKAGE_PARENT, os.environ.get("PYTHONPATH")) if p))
+    tunables = os.environ.get("GLIBC_TUNABLES", "")
+    if "glibc.malloc.hugetlb" not in tunables:  # one the user set is theirs
+        env["GLIBC_TUNABLES"] = ":".join(t for t in (tunables, _HUGE_PAGES) if t)
+    return env
 
 
 def _read(stream: IO[bytes], size: int) -> bytes:
