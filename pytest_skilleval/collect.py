@@ -26,7 +26,7 @@ import pytest
 from pytest_skilleval import gate, state
 from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.published import RESULT_PROPERTY as RESULT_PROPERTY  # re-exported (published.py: apart from this module)
-from pytest_skilleval.results import CheckResult, Severity, Status, encodable
+from pytest_skilleval.results import CheckResult, Severity, Status, encodable, has_surrogates
 from pytest_skilleval.roots import ROOT_HOOKS, RootHooks, find_skills, is_skill_dir
 
 __all__ = ["ROOT_HOOKS", "CheckItem", "RootHooks", "SkillDirectory", "SkillPathway", "SkillTree", "is_skill_dir"]
@@ -60,7 +60,33 @@ class _OutsideSkillHooks:
         return hooks.relay(self.session) if hooks is not None else self.session.gethookproxy(self.config.rootpath)
 
 
-class SkillTree(_OutsideSkillHooks, pytest.File):
+class _EncodableNodeId:
+    """Mixin: a folder node whose path holds a surrogate (a name that is not valid UTF-8, decoded with
+    ``surrogateescape``) gets its name and node id with each one escaped, as the skill key is written
+    (:func:`~pytest_skilleval.results.encodable`); ``path`` itself stays as it is, so the skill still loads.
+    xdist's transport (execnet) cannot send a string that is not UTF-8 encodable: a worker's collected
+    node ids holding one ended the whole run in INTERNALERROR with no report. Other paths keep pytest's ids."""
+
+    def __init__(self, *, path: Path, parent: pytest.Collector, name: str | None = None, nodeid: str | None = None,
+                 **kw: Any) -> None:
+        if name is None and nodeid is None and has_surrogates(str(path)):
+            name, nodeid = _escaped_name_and_nodeid(parent, path)
+        super().__init__(path=path, parent=parent, name=name, nodeid=nodeid, **kw)  # type: ignore[call-arg]
+
+
+def _escaped_name_and_nodeid(parent: pytest.Collector, path: Path) -> tuple[str, str]:
+    """What pytest would name the folder node ``path`` under ``parent`` (its path below the parent's, and its
+    path below the rootdir as node id, else the parent's id and the name), with every surrogate escaped."""
+    name = path.relative_to(parent.path).as_posix() if parent.path in path.parents else path.name
+    try:
+        nodeid = path.relative_to(parent.config.rootpath).as_posix()
+    except ValueError:
+        base = parent.nodeid
+        nodeid = f"{base}{'::' if '::' in base else '/'}{name}" if base else name
+    return encodable(name), encodable(nodeid)
+
+
+class SkillTree(_EncodableNodeId, _OutsideSkillHooks, pytest.File):
     """A folder holding skills at any depth, walked by this plugin (not pytest): only skill folders
     become nodes; its other files, ``conftest.py`` included, are never imported or collected."""
 
@@ -76,7 +102,7 @@ class SkillTree(_OutsideSkillHooks, pytest.File):
             yield SkillDirectory.from_parent(self, path=skill)
 
 
-class SkillPathway(_OutsideSkillHooks, pytest.File):
+class SkillPathway(_EncodableNodeId, _OutsideSkillHooks, pytest.File):
     """A folder between the project and a skill tree outside it: yields only the next folder on the
     way to each tree, so pytest never collects (or imports) anything else around the tree."""
 
@@ -97,7 +123,7 @@ class SkillPathway(_OutsideSkillHooks, pytest.File):
                 yield SkillPathway.from_parent(self, path=step, trees=self.trees)
 
 
-class SkillDirectory(_OutsideSkillHooks, pytest.File):
+class SkillDirectory(_EncodableNodeId, _OutsideSkillHooks, pytest.File):
     """One skill folder; its children are one collector per tier. A ``File`` on purpose: see above."""
 
     @property
@@ -183,8 +209,10 @@ class CheckItem(_OutsideSkillHooks, pytest.Item):
         if where is None:
             pytests_own = getattr(pytest.Item.location, "func", None)  # a functools.cached_property in pytest 7-9
             if pytests_own is None:  # cached some other way: take it as it is, per item
-                return super().location  # type: ignore[no-any-return]
-            where = skill.stash[SKILL_FILE_LOCATION] = pytests_own(self)[0]
+                where, line, domain = super().location
+                return encodable(where), line, domain
+            # escaped: a folder name that is not UTF-8 would cost an xdist run every report (see _EncodableNodeId)
+            where = skill.stash[SKILL_FILE_LOCATION] = encodable(pytests_own(self)[0])
         return where, None, f"{skill.name}::tier{self.check.tier}::{self.check.name}"
 
     def runtest(self) -> None:
@@ -272,7 +300,7 @@ class CheckItem(_OutsideSkillHooks, pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, CheckFailed):
             return format_failure(excinfo.value.result, excinfo.value.verdict, excinfo.value.details)
-        return str(super().repr_failure(excinfo, style=style))
+        return encodable(str(super().repr_failure(excinfo, style=style)))
 
 
 def format_failure(result: CheckResult, verdict: gate.Verdict, details: str = "") -> str:

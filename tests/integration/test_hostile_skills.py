@@ -84,6 +84,29 @@ def test_file_name_that_is_not_utf8(pytester: pytest.Pytester, catalog: Path) ->
     assert statuses["files"] == "FAILED" and "files.bad-name" in _rules(data, "bad-name-skill", "files")
 
 
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_skill_folders_whose_names_are_not_utf8(pytester: pytest.Pytester, catalog: Path, workers: str) -> None:
+    """A skill folder named ``victim-\\xff`` (and a skill inside a folder named ``group-\\xfe``): under xdist the
+    worker's node ids held a surrogate, execnet refused to send them and the run ended in INTERNALERROR, exit 3,
+    no report at all. Their node ids and keys are written escaped; the paths still load the skills."""
+    base = os.fsencode(catalog)
+    for folder in (b"victim-\xff", b"group-\xfe/nested-skill"):
+        os.makedirs(os.path.join(base, folder))
+        with open(os.path.join(base, folder, b"SKILL.md"), "w") as fh:
+            fh.write(manifest("victim-skill" if folder.startswith(b"victim") else "nested-skill"))
+    result, data = _run(pytester, "-n", workers)
+    _assert_good_skill_intact(data)
+    text = result.stdout.str()
+    for key in ("victim-\\udcff", "group-\\udcfe/nested-skill"):
+        statuses = _statuses(data, key)
+        assert len(statuses) == 8 and "ERROR" not in statuses.values() and "INCOMPLETE" not in statuses.values(), statuses
+        assert f"skills/{key}::tier1::files" in text, text[-3000:]  # -rA names every item of it, escaped
+    assert _statuses(data, "victim-\\udcff")["schema"] == "FAILED"  # its name is not its folder's
+    assert _statuses(data, "group-\\udcfe/nested-skill")["schema"] == "PASSED"
+    assert (pytester.path / "rep" / "results.json").read_bytes().decode("utf-8")
+    assert (pytester.path / "rep" / GOOD / "BENCHMARK.md").read_text("utf-8")
+
+
 LONE_SURROGATES = ('{"skill_name": "\\ud800", "evals": [{"id": "one", "prompt": "do \\ud800 it", "expected_output": "x",'
                    ' "files": ["\\ud800.csv"], "assertions": ["has \\udc00"]}]}')
 
