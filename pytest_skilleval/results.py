@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -123,6 +123,21 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 def encodable(text: str) -> str:
     """``text`` with each surrogate code point written as the escape ``\\udXXX``: UTF-8 encodable."""
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) if _SURROGATE.search(text) else text
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def encodable_model(model: _Model) -> _Model:
+    """``model`` with every string in it (a path from a folder whose name is not valid UTF-8, say) made
+    :func:`encodable`, through its JSON form; itself when there is none. A string holding a surrogate
+    cannot be dumped to JSON nor sent by xdist, so a trial record holding one would end as an error
+    that is not the skill's."""
+    data = model.model_dump(mode="json")
+    if not _may_hold_surrogates(data):
+        return model
+    clean = encodable_data(data)
+    return model if clean == data else type(model).model_validate(clean)
 
 
 def has_surrogates(text: str) -> bool:

@@ -21,6 +21,7 @@ import pytest
 
 from pytest_skilleval import state
 from pytest_skilleval.collect import _OutsideSkillHooks
+from pytest_skilleval.results import encodable, encodable_model
 from pytest_skilleval.tier3 import outcome
 from pytest_skilleval.tier3.agents.base import Agent
 from pytest_skilleval.tier3.case_formats.model import EvalCase
@@ -94,7 +95,8 @@ class TrialItem(_OutsideSkillHooks, pytest.Function):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.case.source.line
-        return self.path / self.case.source.file, (line - 1) if line else None, f"tier3::{self.name}"
+        # escaped: a folder name that is not UTF-8 in the location would end an xdist run (collect._EncodableNodeId)
+        return Path(encodable(str(self.path / self.case.source.file))), (line - 1) if line else None, f"tier3::{self.name}"
 
     def trial_request(self) -> TrialRequest:
         run = state.run_state(self.config)
@@ -109,10 +111,11 @@ class TrialItem(_OutsideSkillHooks, pytest.Function):
         try:
             record = runner.run(req, root)
         except (TrialSkipped, TrialUnavailable) as exc:
-            self._publish(self._not_run(req, str(exc)))
+            self._publish(encodable_model(self._not_run(req, str(exc))))
             if isinstance(exc, TrialUnavailable) and in_ci():
                 pytest.fail(f"{exc} (CI=true: missing agent tooling is a failure, not a skip)", pytrace=False)
             pytest.skip(str(exc))
+        record = encodable_model(record)  # its paths may hold a surrogate: dumped and sent as they are, they could not be
         self._publish(record)
         if record.status in ("FAILED", "ERROR"):
             raise TrialFailed(record)
@@ -141,7 +144,7 @@ class TrialItem(_OutsideSkillHooks, pytest.Function):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
         if isinstance(excinfo.value, TrialFailed):
             return format_trial(excinfo.value.record)
-        return str(super().repr_failure(excinfo))
+        return encodable(str(super().repr_failure(excinfo)))
 
 
 def format_trial(record: TrialRecord) -> str:

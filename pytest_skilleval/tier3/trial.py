@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from pytest_skilleval.gateway import BudgetExceeded, Gateway, Script, Trial
 from pytest_skilleval.gateway.outage import CIRCUIT_OPEN
 from pytest_skilleval.providers.base import ChatProvider
+from pytest_skilleval.results import encodable_model
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier3 import outcome
 from pytest_skilleval.tier3.agents.base import Agent, AgentContext
@@ -122,6 +123,7 @@ class TrialRunner:
         record.infra_retries = len(earlier)
         record.notes += [f"infrastructure retry {n}: the run before it ERRORed ({why})" for n, why in enumerate(earlier, 1)]
         record.total_seconds = round(time.perf_counter() - started, 4)
+        record = encodable_model(record)  # a skill folder named in bytes that are not UTF-8: its paths written escaped, or no JSON
         if self.store is not None:
             self.store.keep_usage(record)
             if key is not None:

@@ -18,6 +18,7 @@ import pytest
 
 from pytest_skilleval import state
 from pytest_skilleval.collect import _OutsideSkillHooks
+from pytest_skilleval.results import encodable, encodable_model
 from pytest_skilleval.tier3.agents.base import Agent
 from pytest_skilleval.tier3.plugin import in_ci, marker_name, tier3_context
 from pytest_skilleval.triggers.plugin import TRIGGERS, rivals_for, script_rules, trigger_context, trigger_set
@@ -82,7 +83,9 @@ class TriggerItem(_OutsideSkillHooks, pytest.Function):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.query.line
-        return self.path / (self.query.file or "evals/triggers.json"), (line - 1) if line else None, f"triggers::{self.name}"
+        # escaped: a folder name that is not UTF-8 in the location would end an xdist run (collect._EncodableNodeId)
+        where = self.path / (self.query.file or "evals/triggers.json")
+        return Path(encodable(str(where))), (line - 1) if line else None, f"triggers::{self.name}"
 
     def request(self) -> TriggerRequest:
         run = state.run_state(self.config)
@@ -101,6 +104,7 @@ class TriggerItem(_OutsideSkillHooks, pytest.Function):
             if isinstance(exc, TrialUnavailable) and in_ci():
                 pytest.fail(f"{exc} (CI=true: missing agent tooling is a failure, not a skip)", pytrace=False)
             pytest.skip(str(exc))
+        record = encodable_model(record)  # its paths may hold a surrogate: dumped and sent as they are, they could not be
         self._publish(record)
         if record.status == "ERROR":
             raise TriggerFailed(record)
@@ -120,7 +124,7 @@ class TriggerItem(_OutsideSkillHooks, pytest.Function):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:  # type: ignore[override]
         if isinstance(excinfo.value, TriggerFailed):
             return format_trigger(excinfo.value.record)
-        return str(super().repr_failure(excinfo))
+        return encodable(str(super().repr_failure(excinfo)))
 
 
 def format_trigger(record: TriggerRecord) -> str:
