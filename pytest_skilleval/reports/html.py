@@ -500,22 +500,26 @@ def build(doc: Mapping[str, Any]) -> Page:
     skills = _skills(doc)
     # One pass over the skills for every number, chart and row of the skills table (a spooled skill is read
     # from disk and parsed on each pass); the lists the page shows in full are read once more each, as they render.
-    # The lists of failing and of advisory items read only the skills that have one: the tally tells which.
-    tallies, table, blocking_at, advisory_at = [], [], set(), set()
+    # The lists of failing and of advisory items read only the skills that have one, counted from the tally in
+    # the same pass (a list's items are its skills' items, reordered).
+    tallies, table = [], []
+    listed: dict[bool, set[int]] = {False: set(), True: set()}  # by advisory: the positions of the skills with an item
+    counts = {False: 0, True: 0}
     for n, sk in enumerate(skills):
         tallied = _tally(sk)
         tallies.append(tallied)
         table.append(skill_row(sk))
-        if next(_failing(doc, advisory=False, skills=(tallied,)), None) is not None:
-            blocking_at.add(n)
-        if next(_failing(doc, advisory=True, skills=(tallied,)), None) is not None:
-            advisory_at.add(n)
+        for advisory_list in (False, True):
+            found = sum(1 for _ in _failing(doc, advisory=advisory_list, skills=(tallied,)))
+            if found:
+                listed[advisory_list].add(n)
+                counts[advisory_list] += found
     tally = {**doc, "skills": tallies}
     rows = forest_rows(tally)
     curves = pass_curves(tally)
     costs = cost_points(tally)
-    blocking = Replay(lambda: _failing(doc, advisory=False, skills=skills.only(blocking_at)), sum(1 for _ in _failing(tally, advisory=False)))
-    advisory = Replay(lambda: _failing(doc, advisory=True, skills=skills.only(advisory_at)), sum(1 for _ in _failing(tally, advisory=True)))
+    blocking, advisory = (Replay(lambda a=a: _failing(doc, advisory=a, skills=skills.only(listed[a])), counts[a])
+                          for a in (False, True))
     settings = doc.get("settings") or {}
     env = [("tool", f"{_get(doc, 'tool', 'name', default='?')} {_get(doc, 'tool', 'version', default='')}"),
            ("generated at", str(doc.get("generated_at", "?"))), ("schema version", str(doc.get("schema_version", "?"))),
