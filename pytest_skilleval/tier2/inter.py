@@ -80,12 +80,15 @@ class Match:
 def body_vectors(texts: Sequence[SkillText], embedder: CachedEmbedder) -> np.ndarray:
     """One pooled vector per body; a cached pooled vector skips chunking altogether."""
     keys = [text_key(embedder.model_id, t.body, BODY_KIND) for t in texts]
-    found = embedder.cache.get(keys) if embedder.cache is not None else {}
     out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
-    for i, v in found.items():
-        norm = float(np.linalg.norm(v))
-        out[i, :len(v)] = v / norm if norm else v  # stored as float16: renormalise
-    todo = [i for i in range(len(texts)) if i not in found]
+    found, stored = embedder.cache.lookup(keys) if embedder.cache is not None else (np.zeros(0, dtype=np.int64), None)
+    if len(found):
+        # stored as float16: renormalised by the same _unit as the cold pass below. A norm taken another
+        # way (np.linalg.norm of one row: BLAS's dot) rounds differently on some CPUs, and a warm cache
+        # changed a score in its last bit (AMD EPYC; tests/unit/test_tier2_inter.py)
+        out[found, :stored.shape[1]] = _unit(stored)
+    cached = set(found.tolist())
+    todo = [i for i in range(len(texts)) if i not in cached]
     chunks = [chunk_texts(texts[i].body) for i in todo]
     flat = [c for body in chunks for c in body]
     pooled_all = np.zeros((len(texts), embedder.dim), dtype=np.float32)
