@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 
-from pytest_skilleval import gate, state
+from pytest_skilleval import gate, identity, state
 from pytest_skilleval.checks import Check, CheckContext
 from pytest_skilleval.published import RESULT_PROPERTY as RESULT_PROPERTY  # re-exported (published.py: apart from this module)
-from pytest_skilleval.results import CheckResult, Severity, Status, encodable, has_surrogates
+from pytest_skilleval.results import CheckResult, Severity, Status, encodable
 from pytest_skilleval.roots import ROOT_HOOKS, RootHooks, find_skills, is_skill_dir
 
 __all__ = ["ROOT_HOOKS", "CheckItem", "RootHooks", "SkillDirectory", "SkillPathway", "SkillTree", "is_skill_dir"]
@@ -62,28 +62,30 @@ class _OutsideSkillHooks:
 
 class _EncodableNodeId:
     """Mixin: a folder node whose path holds a surrogate (a name that is not valid UTF-8, decoded with
-    ``surrogateescape``) gets its name and node id with each one escaped, as the skill key is written
-    (:func:`~pytest_skilleval.results.encodable`); ``path`` itself stays as it is, so the skill still loads.
-    xdist's transport (execnet) cannot send a string that is not UTF-8 encodable: a worker's collected
-    node ids holding one ended the whole run in INTERNALERROR with no report. Other paths keep pytest's ids."""
+    ``surrogateescape``) or a backslash gets its name and node id escaped as the skill key is
+    (:func:`pytest_skilleval.identity.escape`); ``path`` itself stays as it is, so the skill still loads. xdist's
+    transport (execnet) cannot send a string that is not UTF-8 encodable: a worker's collected node ids holding
+    one ended the whole run in INTERNALERROR with no report. A backslash is escaped too, so the escape stays
+    injective (a folder named ``\\udcff`` is not the byte 0xff's); pytest 9's own id writes it as a ``/``.
+    Other paths keep pytest's ids."""
 
     def __init__(self, *, path: Path, parent: pytest.Collector, name: str | None = None, nodeid: str | None = None,
                  **kw: Any) -> None:
-        if name is None and nodeid is None and has_surrogates(str(path)):
+        if name is None and nodeid is None and identity.needs_escape(path.as_posix()):
             name, nodeid = _escaped_name_and_nodeid(parent, path)
         super().__init__(path=path, parent=parent, name=name, nodeid=nodeid, **kw)  # type: ignore[call-arg]
 
 
 def _escaped_name_and_nodeid(parent: pytest.Collector, path: Path) -> tuple[str, str]:
     """What pytest would name the folder node ``path`` under ``parent`` (its path below the parent's, and its
-    path below the rootdir as node id, else the parent's id and the name), with every surrogate escaped."""
-    name = path.relative_to(parent.path).as_posix() if parent.path in path.parents else path.name
+    path below the rootdir as node id, else the parent's id and the name), escaped as an identity. Each raw part
+    is escaped once: the parent's id is escaped already, and the escape of an escape is another name."""
+    name = identity.escape(path.relative_to(parent.path).as_posix() if parent.path in path.parents else path.name)
     try:
-        nodeid = path.relative_to(parent.config.rootpath).as_posix()
+        return name, identity.escape(path.relative_to(parent.config.rootpath).as_posix())
     except ValueError:
         base = parent.nodeid
-        nodeid = f"{base}{'::' if '::' in base else '/'}{name}" if base else name
-    return encodable(name), encodable(nodeid)
+        return name, f"{base}{'::' if '::' in base else '/'}{name}" if base else name
 
 
 class SkillTree(_EncodableNodeId, _OutsideSkillHooks, pytest.File):
@@ -283,7 +285,7 @@ class CheckItem(_OutsideSkillHooks, pytest.Item):
         """Put the result where the xdist controller (and JUnit) can see it: user_properties."""
         counts = result.severity_counts()
         envelope = {
-            "skill": encodable(run.skill_key(self.path)),
+            "skill": run.skill_key(self.path),  # escaped where it is made (state.RunState._key_for)
             "skill_name": encodable(skill.name if skill is not None else self.path.name),
             "skill_path": encodable(str(self.path)),
             "blocking": verdict.blocking,

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_skilleval import identity
+
 if TYPE_CHECKING:
     from pytest_skilleval import batch
     from pytest_skilleval.checks import Check, CheckRegistry
@@ -58,7 +60,11 @@ class RunState:
         self._keys.setdefault(root, self._key_for(root, nodeid))
 
     def _key_for(self, root: Path, nodeid: str) -> str:
-        """A stable, readable id: the path below the --skills root that holds the skill."""
+        """A stable, readable id: the path below the --skills root that holds the skill, escaped as an identity
+        (identity.py): every report, record and card folder takes it from here, so none escapes it another way."""
+        return identity.escape(self._path_key(root))
+
+    def _path_key(self, root: Path) -> str:
         best: Path | None = None
         for base in self.settings.skill_paths:
             if root == base or base in root.parents:

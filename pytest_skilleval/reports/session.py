@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_skilleval import atomic, shard, state, terminalstats
+from pytest_skilleval import atomic, identity, shard, state, terminalstats
 from pytest_skilleval.config import Settings
 from pytest_skilleval.published import RESULT_PROPERTY, SELECTION_PROPERTY, TRIAL_PROPERTY, TRIGGER_PROPERTY
 from pytest_skilleval.reports.spool import Spool
@@ -118,18 +118,18 @@ class ReportSession:
         match = _SKILL_NODEID.match(report.nodeid)
         if match is None:
             return
-        path = self.config.rootpath / match["path"]
+        path = self.config.rootpath / identity.unescape(match["path"])  # a skill folder's node id is escaped (collect.py)
         run = self.config.stash.get(state.RUN_STATE, None)
         key = run.skill_key(path) if run is not None else match["path"]
         tier = int(match["tier"]) if match["tier"] else 3
         check = match["name"] if match["tier"] else f"{match['kind']}::{match['name']}"
         reason = f"no result: {report.longrepr} (killed, or out of memory)"
         from pytest_skilleval.reports.model import CheckRecord
-        from pytest_skilleval.results import CheckResult
+        from pytest_skilleval.results import CheckResult, encodable
 
         record = CheckRecord(blocking=True, result=CheckResult.incomplete(check, reason, tier=tier))
         self.results.add(key, check, record.model_dump_json())
-        self.meta.setdefault(key, (path.name, str(path)))
+        self.meta.setdefault(key, (encodable(path.name), encodable(str(path))))  # a folder's undecodable bytes, escaped
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pytest_skilleval import safefs
+from pytest_skilleval import identity, safefs
 from pytest_skilleval.results import Finding
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier2 import calibration
@@ -238,5 +238,6 @@ def discover(root: Path, limits: safefs.Limits, exclude: set[Path]) -> list[Skil
         here = Path(dirpath)
         if "SKILL.md" in filenames and here.resolve() not in exclude:
             rel = here.relative_to(root).as_posix()
-            found.append(Skill(root=here, key=f"{root.name}/{rel}" if rel != "." else root.name, limits=limits))
+            key = identity.escape(f"{root.name}/{rel}" if rel != "." else root.name)  # as a run's skill keys are (state.py)
+            found.append(Skill(root=here, key=key, limits=limits))
     return found

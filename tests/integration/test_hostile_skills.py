@@ -107,6 +107,39 @@ def test_skill_folders_whose_names_are_not_utf8(pytester: pytest.Pytester, catal
     assert (pytester.path / "rep" / GOOD / "BENCHMARK.md").read_text("utf-8")
 
 
+#: Folder name bytes -> the skill's name in its manifest: a folder literally named ``\udcff`` (six ASCII characters)
+#: beside one named by the undecodable byte 0xff, at the top and under an undecodable parent folder.
+LOOKALIKES = {b"\\udcff": "backslash-skill", b"\xff": "byte-skill",
+              b"group-\xfe/\\udcff": "nested-backslash", b"group-\xfe/\xff": "nested-byte"}
+#: Their keys (and node id paths below skills/), as results.json writes them: a backslash doubled, a surrogate escaped.
+LOOKALIKE_KEYS = {"\\\\udcff": "backslash-skill", "\\udcff": "byte-skill",
+                  "group-\\udcfe/\\\\udcff": "nested-backslash", "group-\\udcfe/\\udcff": "nested-byte"}
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_folder_named_like_an_escape_and_the_undecodable_one_are_two_skills(pytester: pytest.Pytester, catalog: Path,
+                                                                              workers: str) -> None:
+    """A surrogate was written as the text ``\\udcff`` in keys and node ids, so a folder literally named ``\\udcff``
+    and the folder named by the byte 0xff had one skill key (one skill's results lost from results.json and the
+    cards) and, under an undecodable parent, one node id. Each is its own skill, with its own results."""
+    base = os.fsencode(catalog)
+    for folder, name in LOOKALIKES.items():
+        os.makedirs(os.path.join(base, folder))
+        with open(os.path.join(base, folder, b"SKILL.md"), "w") as fh:
+            fh.write(manifest(name))
+    result, data = _run(pytester, "-n", workers)
+    _assert_good_skill_intact(data)
+    assert sorted(s["key"] for s in data["skills"]) == sorted([GOOD, *LOOKALIKE_KEYS]), [s["key"] for s in data["skills"]]
+    passed = {line.split()[1] for line in result.stdout.lines if line.startswith("PASSED skills/")}  # -rA: one line an item
+    for key, name in LOOKALIKE_KEYS.items():
+        skill = next(s for s in data["skills"] if s["key"] == key)
+        assert skill["name"] == name, (key, skill["name"])
+        statuses = _statuses(data, key)
+        assert len(statuses) == 8 and "ERROR" not in statuses.values() and "INCOMPLETE" not in statuses.values(), statuses
+        assert f"skills/{key}::tier1::files" in passed, sorted(passed)
+    assert len([p for p in passed if p.endswith("::tier1::files")]) == 5, sorted(passed)  # five skills, five node ids
+
+
 LONE_SURROGATES = ('{"skill_name": "\\ud800", "evals": [{"id": "one", "prompt": "do \\ud800 it", "expected_output": "x",'
                    ' "files": ["\\ud800.csv"], "assertions": ["has \\udc00"]}]}')
 

@@ -8,6 +8,7 @@ real worker kills and real signals from outside are in tests/integration/test_re
 from __future__ import annotations
 
 import json
+import os
 import signal
 import threading
 import time
@@ -330,6 +331,27 @@ def test_the_item_a_dead_worker_was_running_is_incomplete_on_its_card(pytester: 
     assert "| slow | 1 | INCOMPLETE |" in card and "crashed" in card
     result.stdout.fnmatch_lines(["skilleval: 3 BENCHMARK.md card(s), results.json and index.html in *"])
 
+
+def test_a_dead_workers_item_of_a_folder_named_like_an_escape_or_undecodable_keeps_its_skills_key(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The node ids of the folder literally named ``\udcff`` and of the one named by the byte 0xff are escaped
+    (``skills/\\udcff``, ``skills/\udcff``): a dead worker's item of each maps back to its own skill's key, and one
+    of a folder with no other result (``ghost-\xfe``) is named after its folder, escaped."""
+    base = os.fsencode(pytester.path / "skills")
+    for folder, name in ((b"\\udcff", "backslash-skill"), (b"\xff", "byte-skill")):
+        os.makedirs(os.path.join(base, folder))
+        with open(os.path.join(base, folder, b"SKILL.md"), "w") as fh:
+            fh.write(f"---\nname: {name}\ndescription: Use when testing.\n---\n# T\n")
+    monkeypatch.setenv("CRASHED", "skills/\\\\udcff::tier1::slow,skills/\\udcff::tier1::slow,skills/ghost-\\udcfe::tier1::slow")
+    result = run(pytester, CRASHES, "--skills=skills", "--skilleval-checks=schema", "--skilleval-report-dir=rep", "test_items.py")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    skills = {s["key"]: s for s in results(pytester)["skills"]}
+    assert sorted(skills) == ["\\\\udcff", "\\udcff", "ghost-\\udcfe", "victim-skill"], sorted(skills)
+    for key, name in (("\\\\udcff", "backslash-skill"), ("\\udcff", "byte-skill")):
+        checks = {c["result"]["check"]: c["result"]["status"] for c in skills[key]["checks"]}
+        assert checks == {"schema": "FAILED", "slow": "INCOMPLETE"} and skills[key]["name"] == name, (key, checks)
+    assert skills["ghost-\\udcfe"]["name"] == "ghost-\\udcfe"
+    assert skills["ghost-\\udcfe"]["path"] == str(pytester.path / "skills" / "ghost-\\udcfe")
 
 @pytest.mark.parametrize("nodeid", ["test_items.py::test_plain", "skills/victim-skill::tier1::slow"])
 def test_a_dead_worker_makes_the_run_incomplete_even_without_a_skill_of_its_own(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
