@@ -73,9 +73,15 @@ def _raise_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
 
 
+#: What separates folders in a key here: '/', and on Windows a backslash too. Elsewhere a backslash is a character
+#: of a folder's name and is kept: a key is escaped injectively (identity.py: a name's own backslashes doubled, a
+#: byte that is not UTF-8 written as its escape), so the card folder is the key itself and two skills never share one.
+_KEY_SEPARATORS = re.compile("[/\\\\]" if os.sep == "\\" else "/")
+
+
 def card_dir(report_dir: Path, key: str) -> Path:
-    """A skill's folder in the report dir; '..' and absolute parts can never climb out of it."""
-    parts = [p for p in key.replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    """A skill's folder in the report dir: its key's path; '..' and absolute parts can never climb out of it."""
+    parts = [p for p in _KEY_SEPARATORS.split(key) if p not in ("", ".", "..")]
     return report_dir.joinpath(*(parts or ["skill"]))
 
 

@@ -121,7 +121,7 @@ def test_a_folder_named_like_an_escape_and_the_undecodable_one_are_two_skills(py
                                                                               workers: str) -> None:
     """A surrogate was written as the text ``\\udcff`` in keys and node ids, so a folder literally named ``\\udcff``
     and the folder named by the byte 0xff had one skill key (one skill's results lost from results.json and the
-    cards) and, under an undecodable parent, one node id. Each is its own skill, with its own results."""
+    cards) and, under an undecodable parent, one node id. Each is its own skill, with its own results and card."""
     base = os.fsencode(catalog)
     for folder, name in LOOKALIKES.items():
         os.makedirs(os.path.join(base, folder))
@@ -137,6 +137,8 @@ def test_a_folder_named_like_an_escape_and_the_undecodable_one_are_two_skills(py
         statuses = _statuses(data, key)
         assert len(statuses) == 8 and "ERROR" not in statuses.values() and "INCOMPLETE" not in statuses.values(), statuses
         assert f"skills/{key}::tier1::files" in passed, sorted(passed)
+        card = (pytester.path / "rep" / key / "BENCHMARK.md").read_text("utf-8")  # its card folder is its key
+        assert f"- Skill: `{name}`" in card and f"- Path: `{key}`" in card, card[:500]
     assert len([p for p in passed if p.endswith("::tier1::files")]) == 5, sorted(passed)  # five skills, five node ids
 
 

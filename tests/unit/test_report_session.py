@@ -19,13 +19,27 @@ from pytest_skilleval.results import CheckResult
     ("../../etc/pdf", ("etc", "pdf")),  # '..' is dropped, never followed
     ("/abs/pdf", ("abs", "pdf")),
     ("a/./b//c", ("a", "b", "c")),
-    ("win\\..\\pdf", ("win", "pdf")),
+    # a separator on Windows; elsewhere a character of a name (a folder named so, or an escape: see identity.py)
+    ("win\\..\\pdf", ("win", "pdf") if os.sep == "\\" else ("win\\..\\pdf",)),
     ("..", ("skill",)),  # nothing left: a fixed name, never the report dir itself
     ("", ("skill",)),
 ])
 def test_a_card_folder_stays_inside_the_report_dir(tmp_path: Path, key: str, parts: tuple[str, ...]) -> None:
     assert card_dir(tmp_path / "rep", key) == (tmp_path / "rep").joinpath(*parts)
 
+
+
+def test_skills_whose_folder_names_differ_only_in_undecodable_bytes_get_their_own_card_folders(tmp_path: Path) -> None:
+    """Keys of folders named by bytes that are not UTF-8 (0xff, 0xfe), a folder literally named ``\udcff``, one named
+    ``udcff``: the card folder is the key, its backslashes kept (a backslash split it into folders and a surrogate's
+    escape lost to its folder: ``victim-\udcff`` went to ``victim-/udcff``, ``\udcff`` to ``udcff``, beside a skill
+    ``udcff``). Each card in its own key's folder, none moved aside."""
+    keys = ["victim-\\udcff", "victim-\\udcfe", "\\udcff", "\\\\udcff", "udcff", "group-\\udcfe/\\udcff"]
+    written = write_reports(_run(keys), tmp_path / "rep")
+    cards = {p.parent.relative_to(tmp_path / "rep").as_posix(): p for p in written if p.name == "BENCHMARK.md"}
+    assert sorted(cards) == sorted(keys)
+    for i, key in enumerate(keys):
+        assert f"- Path: `{key}`" in cards[key].read_text("utf-8") and f"skill-{i}" in cards[key].read_text("utf-8")
 
 def _run(keys: list[str]) -> RunReport:
     skills = [build_skill(key, f"skill-{i}", f"/src/{i}", [CheckRecord(blocking=True, result=CheckResult(check="schema", tier=1))])
