@@ -48,7 +48,7 @@ class BaselineKey:
 
 
 def usage_key(skill_dir: str, case_id: str, agent: str, arm: str, mode: str) -> str:
-    """By the skill folder's name (what a node id shows, so the xdist controller can look it up too)."""
+    """By the skill folder's name as a node id shows it (escaped: identity.py), so the xdist controller can look it up too."""
     return hashlib.sha256(json.dumps([STORE_VERSION, skill_dir, case_id, agent, arm, mode]).encode()).hexdigest()[:32] + ".json"
 
 
@@ -81,7 +81,10 @@ class TrialStore:
     def keep_usage(self, record: TrialRecord) -> None:
         if record.status == "SKIPPED" or record.reused_from or record.requests == 0:
             return
-        self._write(self.root / "usage" / usage_key(Path(record.skill_path).name, record.case_id, record.agent, record.arm, record.mode),
+        # the folder's name as the skill key writes it (identity.py), as the node id the plan reads it from does; not
+        # from skill_path, whose escape for JSON makes a folder named '\\udcff' and one named by the byte 0xff one name
+        folder = record.skill.rsplit("/", 1)[-1]
+        self._write(self.root / "usage" / usage_key(folder, record.case_id, record.agent, record.arm, record.mode),
                     {"tokens_in": record.tokens_in, "tokens_out": record.tokens_out, "cost_usd": record.cost_usd,
                      "recorded_at": _now()})
 

@@ -44,6 +44,20 @@ def test_the_estimate_uses_the_last_recorded_run_else_the_default_table(tmp_path
     assert estimate(planned, mode="scripted", models=MODELS, store=store).usd is None  # nothing is spent: no dollars
 
 
+
+def test_the_usage_of_a_folder_named_like_an_escape_is_not_the_undecodable_folders(tmp_path: Path) -> None:
+    """The folder literally named ``\udcff`` and the one named by the byte 0xff: both records' paths read
+    ``.../\udcff`` once escaped for JSON, and usage was kept by that name (one overwrote the other), while the
+    plan looks it up by the folder's part of the node id, escaped as the skill key is (``\\udcff`` and ``\udcff``)."""
+    store = TrialStore(tmp_path)
+    for key, cost in (("skills/\\\\udcff", 0.1), ("skills/\\udcff", 0.2)):  # the literal folder's key, the byte's
+        store.keep_usage(record(skill=key, skill_path="/x/skills/\\udcff", cost_usd=cost))
+    for key, cost in (("skills/\\\\udcff", 0.1), ("skills/\\udcff", 0.2)):
+        planned = PlannedTrial.from_nodeid(f"{key}::tier3::c0[claude-code-without_skill-a1]")
+        assert planned is not None
+        found = estimate([planned], mode="proxy", models=MODELS, store=store)
+        assert (found.recorded, found.usd) == (1, pytest.approx(cost)), key
+
 def test_plan_lines_count_trials_per_agent_arm_and_attempt(tmp_path: Path) -> None:
     lines = plan_lines(trials("claude-code", "codex", attempts=2), mode="proxy", models=MODELS, store=TrialStore(tmp_path),
                        reuse_baseline=True, dry_run=True)
