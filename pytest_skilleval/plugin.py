@@ -143,6 +143,16 @@ def _route_skill_paths(config: pytest.Config, skill_paths: tuple[Path, ...]) -> 
     return not config.option.pyargs and not (ordinary and from_args)
 
 
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_setupnodes(config: pytest.Config) -> None:
+    """Before xdist starts a worker (and shows any as created): a command line it cannot send them ends a skill
+    run with a usage error (workerargs.py)."""
+    if state.RUN_STATE in config.stash:
+        from pytest_skilleval import workerargs
+
+        workerargs.refuse_unsendable_arguments(config)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     config = parent.config

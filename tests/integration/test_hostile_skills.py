@@ -142,6 +142,40 @@ def test_a_folder_named_like_an_escape_and_the_undecodable_one_are_two_skills(py
     assert len([p for p in passed if p.endswith("::tier1::files")]) == 5, sorted(passed)  # five skills, five node ids
 
 
+@pytest.mark.parametrize("how", ["--skills", "argument"])
+def test_a_skill_tree_path_that_is_not_utf8_under_xdist(pytester: pytest.Pytester, how: str) -> None:
+    """The path of a tree named ``skills-\\xff`` given on the command line: xdist sends the command line to each
+    worker, execnet refused the surrogate in it and the run ended at worker start in INTERNALERROR, exit 3. At
+    -n 2 it ends at once with a usage error naming the path, escaped; at -n 0 the skill is evaluated, and at -n 2
+    too when the path comes in PYTEST_ADDOPTS (xdist does not send the environment: each worker reads it)."""
+    tree = os.path.join(os.fsencode(pytester.path), b"skills-\xff")
+    os.makedirs(os.path.join(tree, b"one-skill"))
+    with open(os.path.join(tree, b"one-skill", b"SKILL.md"), "w") as fh:
+        fh.write(manifest("one-skill"))
+    named = ["--skills", os.fsdecode(tree)] if how == "--skills" else [os.fsdecode(tree)]
+    common = [*named, CHECKS, "--skilleval-report-dir=rep", "-p", "no:cacheprovider", "--skilleval-cache-dir="]
+    result = pytester.runpytest_subprocess(*common, "-n", "2")
+    text = result.stdout.str() + "\n" + result.stderr.str()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, text[-3000:]
+    assert "INTERNALERROR" not in text and "Traceback" not in text, text[-3000:]
+    assert "skills-\\udcff" in result.stderr.str() and "-n 0" in result.stderr.str(), text[-3000:]
+    assert "created:" not in text  # no worker was started, nor shown as one
+    assert not (pytester.path / "rep").exists()
+    # without xdist loaded at all too: the plugin's xdist hook is optional, not an unknown hook
+    result = pytester.runpytest_subprocess(*common, *(["-n", "0"] if how == "--skills" else ["-p", "no:xdist"]))
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), result.stdout.str()[-3000:]
+    data = json.loads((pytester.path / "rep" / "results.json").read_text("utf-8"))
+    assert [s["name"] for s in data["skills"]] == ["one-skill"] and len(data["skills"][0]["checks"]) == 8
+    if how == "--skills":  # the other way out the message names: PYTEST_ADDOPTS is not sent, each worker reads it
+        shutil.rmtree(pytester.path / "rep")
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv("PYTEST_ADDOPTS", f"--skills={os.fsdecode(tree)}")
+            result = pytester.runpytest_subprocess(*common[2:], "-n", "2", "-rA")
+        assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), result.stdout.str()[-3000:]
+        data = json.loads((pytester.path / "rep" / "results.json").read_text("utf-8"))
+        assert [s["name"] for s in data["skills"]] == ["one-skill"] and len(data["skills"][0]["checks"]) == 8
+
+
 LONE_SURROGATES = ('{"skill_name": "\\ud800", "evals": [{"id": "one", "prompt": "do \\ud800 it", "expected_output": "x",'
                    ' "files": ["\\ud800.csv"], "assertions": ["has \\udc00"]}]}')
 
