@@ -147,8 +147,9 @@ def _methodology() -> list[str]:
             "- Quality is 0–100: 35% correctness, 25% discoverability, 25% reliability, 15% efficiency; pass mark 70.",
             "- Tier 2 blocks on EXACT_DUPLICATE (≥ 0.95) and HIGH_SIMILARITY (≥ 0.90) unless configured advisory.",
             "- Tier 3 dimensions pass at ≥ 50%, are neutral at 40–50%, fail below 40%; Skill Lift is with-skill minus "
-            "without-skill over the cases scored in both arms; overall lift is the mean of the per-dimension lifts over the "
-            "dimensions both arms score (Discoverability is with-skill only and reported on its own).",
+            "without-skill over the cases scored in both arms; overall is each trial's mean over the dimensions both arms "
+            "score (Discoverability is with-skill only and reported on its own), and overall lift is the mean of the paired cases' "
+            "differences in it, so it equals the difference of the two arm means over those cases.",
             "- The lift's 95% interval is a Student t interval over paired case differences (t quantile at 96%, measured "
             "coverage ≥ 0.93 on bounded, tied and skewed scores from 3 cases up: benchmarks/interval_coverage.py); below 3 "
             "paired cases there is no interval, and a lift is a gain or a loss only when its interval excludes 0.",

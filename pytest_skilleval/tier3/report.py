@@ -6,9 +6,10 @@ Which trials count for what:
   only after a failure, so counting them would bias the means). Per case, the mean over its
   attempts; per arm, the mean over cases — the same numbers feed the card's cells and the verdict.
   A dimension's lift = with − without over the cases scored in both arms, with the t interval of
-  :func:`stats.lift` (none below three paired cases). **Overall lift** = the mean of the
-  per-dimension lifts over the dimensions *both* arms score, so Discoverability (with_skill only)
-  is reported on its own and never biases it; an arm's "overall" is over those same dimensions.
+  :func:`stats.lift` (none below three paired cases). **Overall**: each trial's mean over the
+  dimensions *both* arms score (so Discoverability, with_skill only, is reported on its own and never
+  biases it), then per case, then per arm; **overall lift** = the mean of the paired cases'
+  differences in it, with the interval over those same differences (:func:`overall_lift`).
 - **Power**: from the overall lift's n and spread (:func:`stats.power`).
 - **A/A noise floor** (``--skilleval-aa``): the overall lift of a second without_skill arm over the
   first, computed exactly like the real lift.
@@ -414,20 +415,15 @@ def _row(measure: str, result: stats.Lift, dimensions: Sequence[str] = ()) -> Li
 
 
 def overall_lift(measure: str, a_rows: list[TrialRecord], b_rows: list[TrialRecord], dimensions: Sequence[str]) -> LiftRow:
-    """Overall lift of arm a over arm b: the mean of the per-dimension lifts over ``dimensions`` (those
-    both arms score). The interval is over each paired case's mean difference across those dimensions,
-    which centres on the same value whenever every case scores the same dimensions."""
+    """Overall lift of arm a over arm b: the mean of the paired cases' differences in "overall" (each
+    trial's mean over ``dimensions``, those both arms score; then per case), with the t interval over
+    those same differences. So the point is with − without of the arm means shown beside it, and the
+    interval is around its own point: a case that lacks a dimension (a negative case has no
+    Effectiveness) weighs like every other case instead of skewing a mean of per-dimension lifts."""
     if not dimensions:
         return _row(measure, stats.lift({}, {}))
-    per_dimension = [stats.lift(per_case(a_rows, d), per_case(b_rows, d)) for d in dimensions]
     combined = stats.lift(per_case(a_rows, "overall", dimensions), per_case(b_rows, "overall", dimensions))
-    deltas = [r for r in per_dimension if r.delta is not None]
-    if not deltas:
-        return _row(measure, combined, dimensions)
-    mean = stats.mean_scored
-    result = stats.Lift(mean(r.with_skill for r in deltas), mean(r.without_skill for r in deltas), mean(r.delta for r in deltas),
-                        combined.ci_low, combined.ci_high, combined.n, combined.unpaired, combined.confidence, combined.spread)
-    return _row(measure, result, [d for d, r in zip(dimensions, per_dimension, strict=True) if r.delta is not None])
+    return _row(measure, combined, dimensions)
 
 
 def exit_status(current: int, failures: Iterable[bool], reports: Iterable[Tier3Report], *, block: bool) -> int:

@@ -349,3 +349,28 @@ def test_a_judge_that_disagrees_with_itself_is_flagged() -> None:
     skill, card = _card(rows, judge_votes=3)
     assert skill.tier3.judge.flagged  # type: ignore[attr-defined]
     assert "**The judge disagrees with itself**: its 3 votes per trial agreed on only 40% of items" in card
+
+
+def test_overall_lift_is_with_minus_without_and_its_interval_is_over_the_same_case_differences() -> None:
+    # Regression (make eval, csv-summary): a negative case scores no Effectiveness, so the mean of the
+    # per-dimension lifts (+42) was not the difference of the arm means shown beside it (67% → 100%, +33),
+    # and the interval came from the per-case differences (centred on +33), not from its own point.
+    shared = ("security", "correctness", "effectiveness", "efficiency")
+    rows = [_grade_rec(c, "with_skill", {**dict.fromkeys(shared, 1.0), "discoverability": 1.0}) for c in "ab"]
+    rows.append(_grade_rec("neg", "with_skill", {"security": 1.0, "correctness": 1.0, "efficiency": 1.0, "discoverability": 1.0}))
+    rows += [_grade_rec(c, "without_skill", {"security": 1.0, "correctness": 0.0, "effectiveness": 0.0, "efficiency": 1.0}, "FAILED")
+             for c in "ab"]
+    rows.append(_grade_rec("neg", "without_skill", {"security": 1.0, "correctness": 1.0, "efficiency": 1.0}))
+    skill, card = _card(rows)
+    agent = skill.tier3.agents[0]  # type: ignore[attr-defined]
+    overall = next(r for r in agent.lift if r.measure == "overall")
+    with_arm, without_arm = (agent.arms[arm].measures["overall"] for arm in ("with_skill", "without_skill"))
+    assert (overall.with_skill, overall.without_skill) == pytest.approx((with_arm, without_arm))
+    assert overall.delta == pytest.approx(overall.with_skill - overall.without_skill)
+    with_case = per_case(rows[:3], "overall", agent.overall_dimensions)
+    without_case = per_case(rows[3:], "overall", agent.overall_dimensions)
+    differences = [with_case[c] - without_case[c] for c in sorted(with_case)]  # type: ignore[operator]
+    assert overall.delta == pytest.approx(sum(differences) / len(differences))
+    assert (overall.ci_low, overall.ci_high) == pytest.approx(stats.paired_interval(differences))
+    line = next(ln for ln in card.splitlines() if ln.startswith("| Overall |"))
+    assert "67% → 100% (+33 points" in line, line
