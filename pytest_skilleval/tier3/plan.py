@@ -14,9 +14,11 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from pytest_skilleval.gateway.metering import PriceTable
 from pytest_skilleval.gateway.protocols.base import Usage
+from pytest_skilleval.tier3.options import AA_ARM, ARMS, staged_arm
 from pytest_skilleval.tier3.store import TrialStore
 
 #: Tokens (input, output) one trial of one case typically takes with a real model, per agent: the
@@ -29,7 +31,9 @@ SCRIPTED_TOKENS = (3 * 1234, 3 * 56)  # scripted steps meter a fixed 1234/56 per
 UNBILLED_MODES = frozenset({"scripted", "replay"})
 
 
-TRIAL_ID = re.compile(r"^(?P<skill>.+)::tier3::(?P<case>.+)\[(?P<agent>.+)-(?P<arm>with_skill|without_skill)-a(?P<attempt>\d+)\]$")
+#: Every arm an item can have, the A/A repeat included: a trial the plan cannot parse is neither counted nor priced.
+TRIAL_ID = re.compile(r"^(?P<skill>.+)::tier3::(?P<case>.+)\[(?P<agent>.+)-(?P<arm>" + "|".join(sorted((*ARMS, AA_ARM), key=len, reverse=True))
+                      + r")-a(?P<attempt>\d+)\]$")
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,7 @@ def estimate(trials: Iterable[PlannedTrial], *, mode: str, models: Mapping[str, 
     prices = prices or PriceTable.load()
     tokens, usd, recorded, defaulted = 0, 0.0, 0, 0
     for t in trials:
-        last = store.usage(t.skill, t.case_id, t.agent, t.arm, mode) if store is not None else None
+        last = _last_usage(store, t, mode)
         if last is not None:
             t_in, t_out, cost = int(last.get("tokens_in") or 0), int(last.get("tokens_out") or 0), last.get("cost_usd")
             recorded += 1
@@ -74,6 +78,17 @@ def estimate(trials: Iterable[PlannedTrial], *, mode: str, models: Mapping[str, 
         if mode not in UNBILLED_MODES:
             usd += float(cost) if cost is not None else prices.cost(models.get(t.agent, "default"), Usage(t_in, t_out))[0]
     return Estimate(tokens=tokens, usd=None if mode in UNBILLED_MODES else round(usd, 4), recorded=recorded, defaulted=defaulted)
+
+
+def _last_usage(store: TrialStore | None, t: PlannedTrial, mode: str) -> dict[str, Any] | None:
+    """The last metered usage of this trial; an A/A trial is a without_skill trial in every respect, so
+    without its own record it costs what the baseline last cost."""
+    if store is None:
+        return None
+    last = store.usage(t.skill, t.case_id, t.agent, t.arm, mode)
+    if last is None and staged_arm(t.arm) != t.arm:
+        last = store.usage(t.skill, t.case_id, t.agent, staged_arm(t.arm), mode)
+    return last
 
 
 def plan_lines(trials: list[PlannedTrial], *, mode: str, models: Mapping[str, str], store: TrialStore | None,

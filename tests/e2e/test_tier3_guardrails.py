@@ -85,3 +85,21 @@ def test_reuse_baseline_after_editing_the_skill_runs_only_the_with_skill_arm(pyt
     assert sum("without_skill" in t for t in third_served) == 3  # every case reads sales.csv (the negative one by default)
     print(f"\ngateway trials served: first run {len(first_served)}, after editing SKILL.md with --skilleval-reuse-baseline "
           f"{len(second_served)}, after editing sales.csv {len(third_served)}")
+
+
+def test_dry_run_plans_and_prices_the_aa_arm(pytester: pytest.Pytester) -> None:
+    # Regression (make eval): the plan's node-id pattern knew only with_skill|without_skill, so with
+    # --skilleval-aa it printed "18 trial(s)" and ran 27, and the dry-run estimate left the A/A arm out.
+    shutil.copytree(REPO / "example_skills" / "csv-summary", pytester.path / "skills" / "csv-summary")
+    args = ("--skills", "skills", "--skilleval-tier3", "--skilleval-gateway=proxy", "--skilleval-dry-run", "-n", "2", *COMMON)
+    plain = pytester.runpytest_subprocess(*args, timeout=300).stdout.str()
+    aa = pytester.runpytest_subprocess(*args, "--skilleval-aa", timeout=300).stdout.str()
+    assert "skilleval tier3 plan: 6 trial(s) over 3 case(s)" in plain, plain[-3000:]
+    assert "skilleval tier3 plan: 9 trial(s) over 3 case(s)" in aa, aa[-3000:]
+    assert "  claude-code: with_skill a1: 3, without_skill a1: 3, without_skill_aa a1: 3" in aa
+
+    def tokens(out: str) -> int:
+        line = next(ln for ln in out.splitlines() if "estimate (an estimate, not a quote): ~" in ln)
+        return int(line.split("~", 1)[1].split(" ", 1)[0].replace(",", ""))
+
+    assert tokens(aa) == tokens(plain) * 3 // 2

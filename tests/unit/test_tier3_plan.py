@@ -29,6 +29,16 @@ def test_node_ids_parse_back_to_planned_trials() -> None:
     t = PlannedTrial.from_nodeid("skills/csv-summary::tier3::csv-summary-001[claude-code-without_skill-a2]")
     assert t == PlannedTrial("csv-summary", "csv-summary-001", "claude-code", "without_skill", 2)
     assert PlannedTrial.from_nodeid("skills/csv-summary::tier1::schema") is None
+    # Regression: --skilleval-aa's arm did not parse, so the plan and its estimate left it out
+    aa = PlannedTrial.from_nodeid("skills/csv-summary::tier3::csv-summary-001[claude-code-without_skill_aa-a1]")
+    assert aa == PlannedTrial("csv-summary", "csv-summary-001", "claude-code", "without_skill_aa", 1)
+
+
+def test_an_aa_trial_is_estimated_from_the_last_recorded_baseline(tmp_path: Path) -> None:
+    store = TrialStore(tmp_path)
+    store.keep_usage(record())  # c0, without_skill: 30,900 tokens, $0.10
+    aa = estimate([PlannedTrial("demo", "c0", "claude-code", "without_skill_aa", 1)], mode="proxy", models=MODELS, store=store)
+    assert (aa.recorded, aa.tokens, aa.usd) == (1, 30_900, pytest.approx(0.1))
 
 
 def test_the_estimate_uses_the_last_recorded_run_else_the_default_table(tmp_path: Path) -> None:
