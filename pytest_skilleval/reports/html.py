@@ -31,11 +31,16 @@ from pytest_skilleval.reports import charts
 from pytest_skilleval.reports import tier3 as tier3_md
 from pytest_skilleval.reports.templatecache import CompiledTemplates
 from pytest_skilleval.tier3 import stats
+from pytest_skilleval.tier3.options import AA_ARM
 from pytest_skilleval.tier3.report import AgentTier3
 
 PAGE = "index.html"
 TEMPLATE = "report.html.j2"
 FAILING = ("FAILED", "ERROR", "INCOMPLETE")
+#: The arms a trial runs without the skill: the baseline and its A/A repeat (--skilleval-aa).
+BASELINE_ARMS = ("without_skill", AA_ARM)
+#: Each arm's name in the "Trials passed" KPI, in its order.
+ARM_NAMES = (("with_skill", "with skill"), ("without_skill", "baseline"), (AA_ARM, "A/A baseline"))
 LABELS = {"claude-code": "Claude Code", "codex": "Codex CLI", "opencode": "OpenCode", "gemini": "Gemini CLI"}
 DIMENSIONS = ("security", "correctness", "discoverability", "effectiveness", "efficiency")
 #: Tier 3 report fields the page already shows in its own place; any other scalar field is listed, so
@@ -103,6 +108,7 @@ class FailingItem:
     findings: list[dict[str, Any]] = field(default_factory=list)
     trial: dict[str, Any] | None = None
     advisory: bool = False
+    baseline: bool = False  # a trial of a baseline arm (BASELINE_ARMS): its failure is what the skill is meant to fix
 
 
 class Replay:
@@ -161,6 +167,7 @@ class Page:
     scripted: bool
     environment: list[tuple[str, str]]
     tier3_extra: dict[str, list[tuple[str, str]]]
+    interval: str = ""  # how the forest plot's intervals were computed, from the document (interval_caption)
 
 
 # -- reading ------------------------------------------------------------------------------------------
@@ -207,6 +214,29 @@ def _agents(skill: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def _lift(agent: Mapping[str, Any], measure: str) -> dict[str, Any] | None:
     return next((r for r in agent.get("lift") or [] if isinstance(r, dict) and r.get("measure") == measure), None)
+
+
+def interval_caption(skills: Iterable[Mapping[str, Any]]) -> str:
+    """The lift intervals' confidence and method as the document records them (``tier3.interval``), for the
+    forest plot's caption: never a method the data was not computed with."""
+    specs = []
+    for sk in skills:
+        spec = _get(sk, "tier3", "interval")
+        if _agents(sk) and isinstance(spec, dict):
+            confidence = spec.get("confidence")
+            level = f"{confidence:.0%} " if isinstance(confidence, int | float) else ""
+            text = f"its {level}interval over paired cases ({spec.get('method') or 'method not recorded'})"
+            if text not in specs:
+                specs.append(text)
+    return "; ".join(specs) or "its interval over paired cases (method not recorded)"
+
+
+def _lift_band(row: Mapping[str, Any]) -> stats.Band | None:
+    """A lift row's band by the card's rule, from its own numbers: a gain or a loss only when its interval excludes 0."""
+    numbers = [row.get(k) for k in ("delta", "ci_low", "ci_high")]
+    if not all(isinstance(v, int | float) for v in numbers):
+        return None
+    return stats.Lift(None, None, *numbers, int(row.get("n") or 0), 0, 0.95).band
 
 
 def _scalar(value: Any) -> str | None:
@@ -273,15 +303,20 @@ def kpis(doc: Mapping[str, Any]) -> list[Kpi]:
     out.append(Kpi("Pass / fail / incomplete", f"{verdicts.get('PASS', 0)} / {verdicts.get('FAIL', 0)} / {verdicts.get('INCOMPLETE', 0)}",
                    "skill verdicts for the tiers that ran", "bad" if verdicts.get("FAIL") else "warn" if verdicts.get("INCOMPLETE") else "good",
                    "verdicts"))
-    n_checks = failed_checks = 0
+    n_checks = failed_checks = passed_checks = skipped_checks = 0
     check_seconds: list[float] = []
     for sk in skills:  # one pass, one skill at a time: never a list of every check
         for c in _checks(sk):
             n_checks += 1
-            failed_checks += c["result"].get("status") in FAILING
+            status = c["result"].get("status")
+            failed_checks += status in FAILING
+            passed_checks += status == "PASSED"  # a skipped check was not decided: it is no pass
+            skipped_checks += status == "SKIPPED"
             check_seconds.append(float(c["result"].get("duration_s") or 0))
-    out.append(Kpi("Checks", f"{n_checks - failed_checks}/{n_checks}", f"{failed_checks} failed, errored or incomplete",
-                   "bad" if failed_checks else "good", "checks"))
+    others = n_checks - passed_checks - failed_checks - skipped_checks
+    detail = "; ".join([f"{failed_checks} failed, errored or incomplete", *([f"{skipped_checks} skipped"] if skipped_checks else []),
+                        *([f"{others} not decided"] if others else [])])
+    out.append(Kpi("Checks", f"{passed_checks}/{n_checks}", detail, "bad" if failed_checks else "good", "checks"))
     overall = [(sk, a, r) for sk in skills for a in _agents(sk) if (r := _lift(a, "overall")) and isinstance(r.get("delta"), int | float)]
     if overall:
         if len(overall) == 1:
@@ -297,17 +332,17 @@ def kpis(doc: Mapping[str, Any]) -> list[Kpi]:
             value = f"{points(delta)} pts"
             detail = f"mean of {len(overall)} skill × agent lifts; {above} with a 95% CI above 0"
         scripted = any(_get(sk, "tier3", "scripted") for sk, _, _ in overall)
-        out.append(Kpi("Tier 3 lift", value, detail + (" · harness check" if scripted else ""),
-                       "good" if delta >= stats.LIFT_PASS else "bad" if delta <= stats.LIFT_FAIL else "warn", "lift"))
+        bands = {_lift_band(r) for _, _, r in overall}  # a gain or a loss only when its interval excludes 0 (stats.Lift.band)
+        tone = "bad" if stats.Band.FAIL in bands else "good" if bands == {stats.Band.PASS} else "warn"
+        out.append(Kpi("Tier 3 lift", value, detail + (" · harness check" if scripted else ""), tone, "lift"))
     trials = list(_trial_rows(doc))
     if trials:
         firsts = [t for _, _, t in trials if t.get("execution", 1) == 1]
         passed = sum(1 for t in firsts if t.get("status") == "PASSED")
         decided = sum(1 for t in firsts if t.get("status") in ("PASSED", "FAILED"))
-        arms = {arm: [t for t in firsts if t.get("arm") == arm and t.get("status") in ("PASSED", "FAILED")]
-                for arm in ("with_skill", "without_skill")}
+        arms = {arm: [t for t in firsts if t.get("arm") == arm and t.get("status") in ("PASSED", "FAILED")] for arm, _ in ARM_NAMES}
         split = " · ".join(f"{name} {sum(t.get('status') == 'PASSED' for t in arms[arm])}/{len(arms[arm])}"
-                           for arm, name in (("with_skill", "with skill"), ("without_skill", "baseline")) if arms[arm])
+                           for arm, name in ARM_NAMES if arms[arm])
         out.append(Kpi("Trials passed", f"{passed}/{decided}", split or f"{len(trials)} trial(s)", "", "trials"))
     trigger = _trigger(doc)
     if trigger:
@@ -370,9 +405,9 @@ def _failing(doc: Mapping[str, Any], *, advisory: bool, skills: Iterable[Mapping
                 where = f"{label(str(agent.get('agent')))} · {t.get('arm', '?')} · a{t.get('attempt', 1)}{run}"
                 trials.append(FailingItem(skill=key, kind="trial", title=f"{key} · {t.get('case', '?')} · {where}",
                                           status=str(t.get("status")), reason=str(t.get("reason") or ""), trial=t,
-                                          advisory=t.get("status") == "FAILED" and not blocking_t3))
+                                          advisory=t.get("status") == "FAILED" and not blocking_t3, baseline=t.get("arm") in BASELINE_ARMS))
     # then the trials (a failed trial is expanded even when advisory: its evidence is the point), baselines last
-    yield from sorted(trials, key=lambda i: (_get(i.trial, "arm") == "without_skill", i.advisory))
+    yield from sorted(trials, key=lambda i: (i.baseline, i.advisory))
 
 
 # -- charts -------------------------------------------------------------------------------------------
@@ -535,7 +570,7 @@ def build(doc: Mapping[str, Any]) -> Page:
                 forest=charts.forest(rows) if rows else None, forest_rows=rows,
                 pass_k=charts.pass_at_k(curves) if curves else None, cost=charts.cost_vs_pass(costs) if costs else None,
                 confusion=confusion_charts(tally), scripted=any(_get(sk, "tier3", "scripted") for sk in tally["skills"]),
-                environment=env, tier3_extra=extra)
+                environment=env, tier3_extra=extra, interval=interval_caption(tally["skills"]) if rows else "")
 
 
 #: What ``getattr`` finds on a plain dict: its methods and special names; any other name it cannot find.

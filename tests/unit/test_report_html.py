@@ -216,3 +216,57 @@ def test_the_pages_environment_reads_dicts_as_jinja_does() -> None:
     plain = Environment(autoescape=True, undefined=ChainableUndefined).from_string(text).render(**values)
     page = html._environment().from_string(text).render(**values)
     assert page == plain == "&lt;b&gt;item&lt;/b&gt;|True|||1|attribute|object||a key|dict|"
+
+
+def _with_aa(d: dict[str, Any]) -> dict[str, Any]:
+    agent = d["skills"][0]["tier3"]["agents"][0]
+    agent["attempts"] += [trial("c1", "without_skill_aa", "FAILED"), trial("c2", "without_skill_aa", "PASSED")]
+    return d
+
+
+def test_the_trials_kpi_shows_every_arm_so_its_parts_add_up() -> None:
+    # Regression (make eval --skilleval-aa): "15/27 — with skill 9/9 · baseline 3/9": the A/A trials
+    # were counted in the total but shown in no part.
+    kpi = {k.key: k for k in html.kpis(_with_aa(doc()))}["trials"]
+    assert kpi.value == "3/6" and kpi.detail == "with skill 2/2 · baseline 0/2 · A/A baseline 1/2"
+
+
+def test_an_aa_failure_is_a_baseline_failure_listed_last_and_marked() -> None:
+    # Regression: the without_skill_aa failures came first in "Needs attention", with no "baseline arm" badge
+    d = doc()
+    agent = d["skills"][0]["tier3"]["agents"][0]
+    agent["attempts"] = [trial("c1", "without_skill_aa", "FAILED"), trial("c1", "with_skill", "FAILED"), trial("c1", "without_skill", "FAILED")]
+    page = html.build(d)
+    trials = [i for i in page.failing if i.kind == "trial"]
+    assert [i.trial["arm"] for i in trials if i.trial] == ["with_skill", "without_skill_aa", "without_skill"]
+    assert [i.baseline for i in trials] == [False, True, True]
+    rendered = html.render(d)
+    assert rendered.count('<span class="badge s-other">baseline arm</span>') == 2
+    assert rendered.count("Baseline (no skill): a failure here is what the skill is meant to fix.") == 2
+
+
+def test_the_forest_caption_names_the_documents_interval_method() -> None:
+    # Regression: the caption said "paired bootstrap 95% interval" while the data's method was a t interval
+    d = doc(extra_tier3={"interval": {"method": "student-t on paired case differences, all-equal guard", "confidence": 0.95}})
+    rendered = html.render(d)
+    assert "bootstrap" not in rendered
+    assert "with its 95% interval over paired cases (student-t on paired case differences, all-equal guard)" in rendered
+
+
+@pytest.mark.parametrize(("low", "high", "band", "tone"), [(-0.1, 0.6, "NEUTRAL", "warn"), (0.2, 0.6, "PASS", "good"),
+                                                          (None, None, None, "warn"), (-0.6, -0.2, "FAIL", "bad")])
+def test_the_lift_kpi_is_green_only_for_a_gain_whose_interval_excludes_zero(low: float | None, high: float | None, band: str | None,
+                                                                             tone: str) -> None:
+    # Regression: "+37 pts … 0 with a 95% CI above 0" was green: the tone read the point estimate alone
+    d = doc()
+    overall = d["skills"][0]["tier3"]["agents"][0]["lift"][0]
+    overall.update(ci_low=low, ci_high=high, band=band, delta=-0.4 if band == "FAIL" else 0.4)
+    assert {k.key: k for k in html.kpis(d)}["lift"].tone == tone
+
+
+def test_a_skipped_check_is_not_counted_as_passed() -> None:
+    # Regression: a run pytest reported as 14 passed, 1 skipped read "Checks 15/15"
+    d = doc()
+    d["skills"][0]["checks"].append({"blocking": True, "result": {"check": "lint", "tier": 1, "status": "SKIPPED", "reason": "no scripts"}})
+    kpi = {k.key: k for k in html.kpis(d)}["checks"]
+    assert kpi.value == "1/3" and kpi.detail == "1 failed, errored or incomplete; 1 skipped"
