@@ -140,7 +140,8 @@ def glance(t3: Tier3Report) -> list[str]:
                   "then the lift over the cases scored in both arms with its 95% interval (Student t over paired case differences; "
                   f"none below {stats.MIN_CASES_FOR_INTERVAL} paired cases). Overall is each trial's mean over the dimensions "
                   f"both arms score ({' / '.join(sorted(overall_dims)) or 'none'}), then per case and per arm; its lift is the mean of the "
-                  "paired cases' differences, the interval is over those same differences; Discoverability exists only with the skill and is shown on its own. "
+                  "paired cases' differences, the interval is over those same differences; Discoverability exists only with the skill "
+                  "and is shown on its own. "
                   "Dimensions pass at ≥ 50%, are neutral at 40–50% and fail below 40%; a lift is a gain at ≥ +5 points and a loss at ≤ −10 "
                   "only when its interval excludes 0."]
     for a in agents:
