@@ -30,6 +30,16 @@ def _text(x: float, y: float, text: object, *, anchor: str = "start", fill: str 
             f"{escape(str(text))}</text>")
 
 
+_NARROW, _WIDE = frozenset(" .,:;'|!il[]()"), frozenset("mwMW@%…")
+
+
+def _text_width(text: str, size: int = 12) -> float:
+    """An upper estimate of ``text``'s width in px at ``size``: the page's font is whatever sans-serif the
+    reader has (DejaVu Sans on Debian is among the widest), so a column sized by this never cuts its text."""
+    em = sum(0.35 if c in _NARROW else 0.95 if c in _WIDE else 0.75 if c.isupper() else 0.65 for c in text)
+    return em * size
+
+
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -53,7 +63,12 @@ def _points(value: float) -> str:
 def forest(rows: Sequence[ForestRow], *, title: str = "Skill lift per dimension (points, 95% CI)") -> Markup:
     """Dot-and-whisker per row: green when the interval lies above 0, red below, amber and dashed
     (hollow dot) when it crosses 0 — the data cannot tell a gain from a loss there."""
-    label_w, plot_w, value_w, row_h, top = 300, 380, 200, 22, 34
+    labels = [_clip(r.label, 46) for r in rows]
+    notes = [_note(r) for r in rows]
+    # the label and value columns as wide as their longest text, so neither is cut at the SVG's edge
+    label_w = round(max((_text_width(t) for t in labels), default=0) + 16)
+    value_w = round(max((_text_width(t) for t in notes), default=0) + 16)
+    plot_w, row_h, top = 380, 22, 34
     height = top + row_h * len(rows) + 30
     lows = [r.low if r.low is not None else r.delta for r in rows] or [0.0]
     highs = [r.high if r.high is not None else r.delta for r in rows] or [0.0]
@@ -82,7 +97,7 @@ def forest(rows: Sequence[ForestRow], *, title: str = "Skill lift per dimension 
         has_ci = r.low is not None and r.high is not None and r.n > 1
         crosses = has_ci and r.low is not None and r.high is not None and r.low < 0 < r.high
         colour = UNSURE if crosses or not has_ci else GAIN if (r.low or 0) >= 0 and r.delta > 0 else LOSS if r.delta < 0 else UNSURE
-        body.append(_text(8, y + 4, _clip(r.label, 46)))
+        body.append(_text(8, y + 4, labels[i]))
         if has_ci and r.low is not None and r.high is not None:
             dash = ' stroke-dasharray="4 3"' if crosses else ""
             body.append(f'<line x1="{x(r.low):.1f}" y1="{y:.1f}" x2="{x(r.high):.1f}" y2="{y:.1f}" stroke="{colour}" stroke-width="2"{dash}/>')
@@ -90,12 +105,15 @@ def forest(rows: Sequence[ForestRow], *, title: str = "Skill lift per dimension 
                 body.append(f'<line x1="{x(end):.1f}" y1="{y - 5:.1f}" x2="{x(end):.1f}" y2="{y + 5:.1f}" stroke="{colour}" stroke-width="2"/>')
         fill = "#fff" if crosses or not has_ci else colour
         body.append(f'<circle cx="{x(r.delta):.1f}" cy="{y:.1f}" r="4.5" fill="{fill}" stroke="{colour}" stroke-width="2"/>')
-        note = (f"{_points(r.delta)} [{_points(r.low)}, {_points(r.high)}] n={r.n}" if has_ci and r.low is not None and r.high is not None
-                else f"{_points(r.delta)} n={r.n}, no interval")
-        if crosses:
-            note += " · crosses 0"
-        body.append(_text(label_w + plot_w + 8, y + 4, note, fill=colour if crosses else INK))
+        body.append(_text(label_w + plot_w + 8, y + 4, notes[i], fill=colour if crosses else INK))
     return _svg(label_w + plot_w + value_w, height, title, body)
+
+
+def _note(r: ForestRow) -> str:
+    """A forest row's numbers, right of its whisker: ``+20 [-10, +50] n=4 · crosses 0``."""
+    if not (r.low is not None and r.high is not None and r.n > 1):
+        return f"{_points(r.delta)} n={r.n}, no interval"
+    return f"{_points(r.delta)} [{_points(r.low)}, {_points(r.high)}] n={r.n}" + (" · crosses 0" if r.low < 0 < r.high else "")
 
 
 # -- pass@k curves -----------------------------------------------------------------------------------

@@ -90,6 +90,7 @@ def test_report_of_an_example_run(browser: Any, eval_report: Path) -> None:
     failing = page.locator("details.failing-item[open]")
     assert failing.count() == sum(t["status"] in ("FAILED", "ERROR") for t in trials) > 0
     assert failing.first.locator(":scope > .body").is_visible() and "ASSERTIONS" in failing.first.inner_text().upper()
+    assert page.evaluate(OVERFLOWING) == []  # no number or chart label cut at its box's edge
     shot = eval_report / SCREENSHOT  # the first screen, as a reader opens it
     page.screenshot(path=str(shot), full_page=False)
     assert shot.stat().st_size > 10_000
@@ -114,4 +115,42 @@ def test_hostile_text_stays_text_in_the_browser(browser: Any, tmp_path: Path) ->
     assert problems == [] and requests == [target.as_uri()]  # no alert, no image fetched
     assert page.locator("img").count() == 0 and page.locator("script").count() == 1
     assert hostile in page.locator("details.failing-item").first.inner_text()
+    page.close()
+
+
+#: Every element of the page whose text overflows its box, as the browser laid it out: a KPI value wider
+#: than its card, or an SVG text running past its chart's right edge.
+OVERFLOWING = """() => {
+  const out = [];
+  for (const v of document.querySelectorAll('.kpi .value')) {
+    const card = v.closest('.kpi').getBoundingClientRect(), text = v.getBoundingClientRect();
+    if (v.scrollWidth > v.clientWidth + 1 || text.right > card.right + 1) out.push('kpi ' + v.textContent);
+  }
+  for (const svg of document.querySelectorAll('svg')) {
+    const chart = svg.getBoundingClientRect();  // on screen, so a rotated axis title is measured as drawn
+    for (const t of svg.querySelectorAll('text')) {
+      const box = t.getBoundingClientRect();
+      if (box.left < chart.left - 1 || box.right > chart.right + 1) out.push('svg ' + t.textContent);
+    }
+  }
+  return out;
+}"""
+
+
+def test_no_number_or_label_is_clipped(browser: Any, tmp_path: Path) -> None:
+    # Regression: on the corpus the verdict KPI read "411 / 343 / (" (wider than its card), and the forest
+    # plot's notes ran past the SVG's edge ("… · crosses (" for "… · crosses 0").
+    lift = [{"measure": m, "with_skill": 0.9, "without_skill": 0.5, "delta": 0.31, "ci_low": -0.44, "ci_high": 1.0, "n": 3, "band": "NEUTRAL"}
+            for m in ("overall", "security", "correctness", "effectiveness", "efficiency")]
+    skill = {"key": "changelog-writer", "name": "changelog-writer", "verdict": "PASS",
+             "checks": [{"blocking": True, "result": {"check": "schema", "tier": 1, "status": "PASSED", "findings": []}}],
+             "tier3": {"scripted": True, "agents": [{"agent": "claude-code", "arms": {}, "lift": lift, "attempts": []}]}}
+    document = {"skill_count": 754, "overall_status": "failed", "verdict_counts": {"PASS": 411, "FAIL": 343, "INCOMPLETE": 0},
+                "skills": [skill, {**skill, "key": "a-skill-with-a-rather-long-name-for-its-folder"}]}
+    target = html.write(document, tmp_path)
+    page, problems, _ = open_page(browser, target)
+    assert problems == []
+    assert page.locator('[data-kpi="verdicts"] .value').inner_text() == "411 / 343 / 0"
+    page.screenshot(path=str(tmp_path / "clipping.png"), full_page=True)  # to look at when this fails
+    assert page.evaluate(OVERFLOWING) == []
     page.close()
