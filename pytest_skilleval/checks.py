@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from pytest_skilleval.results import CheckResult, Finding
+from pytest_skilleval.results import CheckResult, Finding, Status
 
 if TYPE_CHECKING:
     from pytest_skilleval.config import Settings
@@ -30,6 +30,15 @@ class CheckContext:
     batcher: ScanCoordinator | None = None
 
 
+@dataclass(frozen=True)
+class Reads:
+    """The files of a skill a check reads as text, as :meth:`Skill.text_files` selects them: ``suffixes``
+    (suffixes or whole names; None: every file whose suffix says text) and whether eval folders too."""
+
+    suffixes: frozenset[str] | None = None
+    include_eval_dirs: bool = False
+
+
 class Check(abc.ABC):
     """A named, stateless examination of one skill.
 
@@ -45,12 +54,40 @@ class Check(abc.ABC):
     #: Advisory checks report findings but never fail the run.
     blocking: ClassVar[bool] = True
 
+    #: The files this check reads beyond SKILL.md. When one of them could not be read, its completed result
+    #: becomes INCOMPLETE in one place (:func:`unread_evidence`): a check never passes on bytes it did not see.
+    reads: ClassVar[Reads | None] = None
+
     @abc.abstractmethod
     def run(self, skill: Skill, ctx: CheckContext) -> CheckResult: ...
+
+    def files_read(self, ctx: CheckContext) -> Reads | None:
+        """:attr:`reads`; a check whose files depend on the run's settings or rules says so here."""
+        return self.reads
 
     def result(self, findings: Iterable[Finding] = (), **kw: object) -> CheckResult:
         """A completed result of this check; the gate decides PASSED or FAILED."""
         return CheckResult(check=self.name, tier=self.tier, findings=list(findings), **kw)  # type: ignore[arg-type]
+
+
+#: Unread files named in an INCOMPLETE reason; the rest are counted.
+MAX_UNREAD_NAMED = 5
+
+
+def unread_evidence(check: Check, skill: Skill, ctx: CheckContext, result: CheckResult) -> CheckResult:
+    """``result``, or, when it completed but files the check reads could not be read, the same result
+    INCOMPLETE (its findings kept) with a reason that names those files, why, and the fix."""
+    reads = check.files_read(ctx)
+    if reads is None or result.status is not Status.PASSED:
+        return result
+    unread = skill.unread_files(reads.suffixes, include_eval_dirs=reads.include_eval_dirs)
+    if not unread:
+        return result
+    named = "; ".join(f"{rel}: {why}" for rel, why in unread[:MAX_UNREAD_NAMED])
+    more = f"; and {len(unread) - MAX_UNREAD_NAMED} more" if len(unread) > MAX_UNREAD_NAMED else ""
+    return result.model_copy(update={
+        "status": Status.INCOMPLETE, "metrics": {**result.metrics, "unread_files": len(unread)},
+        "reason": f"{len(unread)} file(s) this check reads could not be read, so it is undecided — {named}{more}"})
 
 
 class UsageError(Exception):

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from pytest_skilleval import gate, identity, state
-from pytest_skilleval.checks import Check, CheckContext
+from pytest_skilleval.checks import Check, CheckContext, unread_evidence
 from pytest_skilleval.published import RESULT_PROPERTY as RESULT_PROPERTY  # re-exported (published.py: apart from this module)
 from pytest_skilleval.results import CheckResult, Severity, Status, encodable
 from pytest_skilleval.roots import ROOT_HOOKS, RootHooks, find_skills, is_skill_dir
@@ -225,7 +225,7 @@ class CheckItem(_OutsideSkillHooks, pytest.Item):
         skill = None
         try:
             skill = run.skill(self.path)
-            result = self.check.run(skill, ctx)
+            result = unread_evidence(self.check, skill, ctx, self.check.run(skill, ctx))
         except Exception as exc:  # a broken check is an ERROR result with its traceback, never a pass
             details = encodable(traceback.format_exc())
             what = "check crashed" if skill is not None else "skill could not be loaded"

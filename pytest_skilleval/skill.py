@@ -154,15 +154,39 @@ class Skill:
         """(rel, text) of each readable text file, sorted; unreadable files are skipped here and
         reported by the ``files`` check."""
         for e in self.files(include_eval_dirs=include_eval_dirs):
-            if suffixes is not None and e.suffix not in suffixes and e.name not in suffixes:
-                continue
-            if suffixes is None and not e.expects_text():
+            if not _reads(e, suffixes):
                 continue
             if e.nlink > 1 or e.size > self.limits.max_file_bytes:
                 continue
             content = self.text(e.rel)
             if content is not None:
                 yield e.rel, content
+
+    def unread_files(self, suffixes: frozenset[str] | None = None, *, include_eval_dirs: bool = False) -> list[tuple[str, str]]:
+        """(rel, why and the fix) of each file :meth:`text_files` with the same arguments would have yielded
+        had it been readable (over the size cap, hard-linked, not UTF-8, cannot be opened), and of each folder
+        whose files were never listed: what a check that reads those files did not see. A file whose suffix
+        does not say text (an image) is never read as text, so it is never here."""
+        out = []
+        for e in self.files(include_eval_dirs=include_eval_dirs):
+            if not _reads(e, suffixes):
+                continue
+            if e.nlink > 1:
+                out.append((e.rel, "hard-linked, so never read (it may be another file's second name); copy the file instead"))
+            elif e.size > self.limits.max_file_bytes:
+                out.append((e.rel, f"{e.size} bytes, over the {self.limits.max_file_bytes}-byte cap; "
+                                   "raise --skilleval-max-file-size or split the file"))
+            elif (problem := self.read_problem(e.rel)) is not None:
+                out.append((e.rel, problem.message + (f"; {problem.suggestion}" if problem.suggestion else "")))
+        for f in self.inventory.findings:  # entries the inventory never listed: what they hold is unknown
+            rel = f.file or "."
+            if not include_eval_dirs and "/" in rel and rel.split("/", 1)[0] in EVAL_DIRS:
+                continue
+            if f.rule in _UNLISTED_FOLDER:
+                out.append((rel, f"{f.message}; its files were not read"))
+            elif f.rule == "files.unreadable" and _reads(safefs.Entry(rel, safefs.EntryKind.FILE), suffixes):
+                out.append((rel, f.message))
+        return out
 
     @functools.cached_property
     def _entry_index(self) -> dict[str, safefs.Entry]:
@@ -226,6 +250,15 @@ class Skill:
 
     def links(self) -> list[Link]:
         return markdown_links(self.body_tokens)
+
+
+#: Inventory findings about folders whose files were never listed (``safefs.take_inventory``).
+_UNLISTED_FOLDER = frozenset({"files.unreadable-dir", "files.too-deep", "files.too-many-files"})
+
+
+def _reads(entry: safefs.Entry, suffixes: frozenset[str] | None) -> bool:
+    """Whether :meth:`Skill.text_files` with ``suffixes`` reads this file."""
+    return entry.expects_text() if suffixes is None else entry.suffix in suffixes or entry.name in suffixes
 
 
 def parse_markdown(text: str, first_line: int = 1, *, fast: bool = True) -> list[Token]:

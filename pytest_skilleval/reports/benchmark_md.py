@@ -142,7 +142,8 @@ def _methodology() -> list[str]:
     return ["## Scoring Methodology", "", "<details>", "<summary>How this card is computed</summary>", "",
             "- Each Tier 1 check is one pytest item. A check fails when a finding is at or above the configured "
             "severity (default HIGH) or a score is under its pass mark; advisory checks report but never block.",
-            "- INCOMPLETE means a required scanner was missing, crashed, timed out or returned unparseable output. "
+            "- INCOMPLETE means a required scanner was missing, crashed, timed out or returned unparseable output, "
+            "or a file the check reads could not be read (over the size cap, hard-linked, not UTF-8). "
             "It fails the check: missing evidence is never a pass.",
             "- Quality is 0–100: 35% correctness, 25% discoverability, 25% reliability, 15% efficiency; pass mark 70.",
             "- Tier 2 blocks on EXACT_DUPLICATE (≥ 0.95) and HIGH_SIMILARITY (≥ 0.90) unless configured advisory.",

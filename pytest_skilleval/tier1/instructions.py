@@ -39,7 +39,7 @@ try:
 except ImportError:  # no wheel for this platform: a substring test per keyword finds the same keywords, slower
     ahocorasick_rs = None
 
-from pytest_skilleval.checks import Check, CheckContext
+from pytest_skilleval.checks import Check, CheckContext, Reads
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier1 import rulefiles
@@ -313,6 +313,7 @@ def documents(skill: Skill) -> Iterator[tuple[str, list[Segment]]]:
 
 class InstructionsCheck(Check):
     name = "instructions"
+    reads = Reads(MARKDOWN_SUFFIXES)
     description = "prompt injection, exfiltration, destructive commands, curl|bash and hidden text in the skill's Markdown"
 
     def run(self, skill: Skill, ctx: CheckContext) -> CheckResult:

@@ -32,7 +32,7 @@ from urllib.parse import unquote
 import pytest
 from markdown_it.token import Token
 
-from pytest_skilleval.checks import Check, CheckContext
+from pytest_skilleval.checks import Check, CheckContext, Reads
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.safefs import EntryKind
 from pytest_skilleval.skill import Skill
@@ -82,6 +82,7 @@ class Ref:
 
 class IntegrityCheck(Check):
     name = "integrity"
+    reads = Reads(MARKDOWN)  # the links it resolves
     description = "links and referenced scripts exist inside the skill; tests counted, never run; pinned requirements"
 
     def run(self, skill: Skill, ctx: CheckContext) -> CheckResult:

@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 
 from pytest_skilleval import safefs
-from pytest_skilleval.checks import Check, CheckContext
+from pytest_skilleval.checks import Check, CheckContext, Reads
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill, parse_markdown
 from pytest_skilleval.tier1 import rulefiles
@@ -178,6 +178,7 @@ class Evidence:
 
 class LicenseCheck(Check):
     name = "license"
+    reads = Reads()  # SPDX headers in any text file
     description = "licence evidence: frontmatter, LICENSE files, SPDX headers; conflicts, copyleft, proprietary"
 
     def run(self, skill: Skill, ctx: CheckContext) -> CheckResult:

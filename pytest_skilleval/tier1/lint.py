@@ -30,7 +30,7 @@ import pytest
 
 from pytest_skilleval import tools
 from pytest_skilleval.batch import BatchedCheck
-from pytest_skilleval.checks import Check, CheckContext
+from pytest_skilleval.checks import Check, CheckContext, Reads
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.staging import Staged, stage
@@ -161,6 +161,7 @@ def run_shellcheck(st: Staged, paths: list[str]) -> list[tuple[int, str, Finding
 
 class LintCheck(BatchedCheck):
     name = "lint"
+    reads = Reads(frozenset(SUFFIXES))
     description = "ruff over Python scripts, shellcheck over shell scripts (advisory)"
     blocking = False
     tools: ClassVar[tuple[tools.ToolSpec, ...]] = (RUFF, SHELLCHECK)

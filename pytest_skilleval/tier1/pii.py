@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skilleval.checks import Check, CheckContext
+from pytest_skilleval.checks import Check, CheckContext, Reads
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.tier1 import rulefiles
@@ -314,6 +314,10 @@ class PiiCheck(Check):
             files += 1
             findings.extend(scan_text(rel, text, exempt))
         return self.result(findings, metrics={"files_scanned": files})
+
+    def files_read(self, ctx: CheckContext) -> Reads:
+        cfg = rules_config()
+        return Reads(cfg.suffixes, include_eval_dirs=cfg.include_eval_dirs)
 
 
 @pytest.hookimpl

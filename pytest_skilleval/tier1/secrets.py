@@ -28,7 +28,7 @@ import pytest
 
 from pytest_skilleval import tools
 from pytest_skilleval.batch import BatchedCheck
-from pytest_skilleval.checks import Check, CheckContext
+from pytest_skilleval.checks import Check, CheckContext, Reads
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.staging import Staged, readable_texts, stage
@@ -213,6 +213,7 @@ def _evidence(line: str, values: Sequence[str]) -> str:
 
 class SecretsCheck(BatchedCheck):
     name = "secrets"
+    reads = Reads(include_eval_dirs=True)  # staging.readable_texts: every text file, eval folders too
     description = "no credentials or private keys in the skill (gitleaks, else detect-secrets; placeholders allowed)"
     tools: ClassVar[tuple[tools.ToolSpec, ...]] = (GITLEAKS,)
     #: Tools whose absence does not make the check INCOMPLETE (read by ``skilleval doctor``).

@@ -43,7 +43,7 @@ import pytest
 
 from pytest_skilleval import tools
 from pytest_skilleval.batch import BatchedCheck
-from pytest_skilleval.checks import Check, CheckContext
+from pytest_skilleval.checks import Check, CheckContext, Reads
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill
 from pytest_skilleval.tools import ToolError, ToolSpec
@@ -302,6 +302,7 @@ def _rules_digest() -> str:
 
 class SecurityCheck(BatchedCheck):
     name = "security"
+    reads = Reads(frozenset(SUFFIX_LANGUAGES))  # extensionless files are sniffed only when readable
     description = "bandit and semgrep (packaged rules) over the skill's Python, shell and JS/TS scripts"
     tools = (BANDIT, SEMGREP)
     cache_version = "1-" + _rules_digest()

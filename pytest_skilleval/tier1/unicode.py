@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skilleval.checks import Check, CheckContext
+from pytest_skilleval.checks import Check, CheckContext, Reads
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import MANIFEST, Skill
 from pytest_skilleval.tier1 import rulefiles
@@ -344,6 +344,7 @@ def scan_text(rel: str, text: str, zones: Zones | None = None) -> tuple[list[Fin
 
 class UnicodeCheck(Check):
     name = "unicode"
+    reads = Reads(include_eval_dirs=True)
     description = "hidden Unicode: tag smuggling, bidi controls, zero-width runs, mixed-script homoglyphs"
 
     def run(self, skill: Skill, ctx: CheckContext) -> CheckResult:
