@@ -101,6 +101,10 @@ class ReportSession:
         self.failures: dict[str, bool] = {}  # nodeid -> only a Tier 3 trial that FAILED its case (advisory)
         self.triggers: dict[str, TriggerRecord] = {}  # run_id -> trigger trial record
         self.crashed: list[str] = []  # nodeids whose worker died while running them
+        #: nodeids of the items collected (a plain run's, or the first xdist worker's: every worker collects
+        #: the same), kept by reference: an interrupted run's skills are INCOMPLETE for the checks that did not finish
+        self.collected: list[str] | tuple[str, ...] = ()
+        self.not_started: set[str] = set()  # nodeids whose setup skipped or failed: finished, without a result
         self.started = time.monotonic()
         self._previous_sigterm: object = None
 
@@ -118,18 +122,27 @@ class ReportSession:
             signal.signal(signal.SIGTERM, self._previous_sigterm)  # type: ignore[arg-type]
             self._previous_sigterm = None
 
-    def _crashed(self, report: pytest.TestReport) -> None:
-        """The item a dead worker was running: INCOMPLETE on its skill's card, and the run incomplete."""
-        self.crashed.append(report.nodeid)
-        match = _SKILL_NODEID.match(report.nodeid)
+    @pytest.hookimpl
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.collected = [item.nodeid for item in session.items]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: object, ids: list[str]) -> None:
+        if not self.collected:
+            self.collected = ids
+
+    def _item(self, nodeid: str) -> tuple[str, Path, int, str] | None:
+        """(skill key, skill path, tier, check name) of a skill's item, from its node id."""
+        match = _SKILL_NODEID.match(nodeid)
         if match is None:
-            return
+            return None
         path = self.config.rootpath / identity.unescape(match["path"])  # a skill folder's node id is escaped (collect.py)
         run = self.config.stash.get(state.RUN_STATE, None)
         key = run.skill_key(path) if run is not None else match["path"]
         tier = int(match["tier"]) if match["tier"] else 3
-        check = match["name"] if match["tier"] else f"{match['kind']}::{match['name']}"
-        reason = f"no result: {report.longrepr} (killed, or out of memory)"
+        return key, path, tier, match["name"] if match["tier"] else f"{match['kind']}::{match['name']}"
+
+    def _add_incomplete(self, key: str, path: Path, tier: int, check: str, reason: str) -> None:
         from pytest_skilleval.reports.model import CheckRecord
         from pytest_skilleval.results import CheckResult, encodable
 
@@ -137,10 +150,36 @@ class ReportSession:
         self.results.add(key, check, record.model_dump_json())
         self.meta.setdefault(key, (encodable(path.name), encodable(str(path))))  # a folder's undecodable bytes, escaped
 
+    def _crashed(self, report: pytest.TestReport) -> None:
+        """The item a dead worker was running: INCOMPLETE on its skill's card, and the run incomplete."""
+        self.crashed.append(report.nodeid)
+        item = self._item(report.nodeid)
+        if item is not None:
+            self._add_incomplete(*item, f"no result: {report.longrepr} (killed, or out of memory)")
+
+    def _unfinished(self) -> None:
+        """After an interrupted (or crashed) run, each check item of a skill that has any result, but that did not
+        finish itself, is INCOMPLETE: the skill was only half checked, and what did not run is not a pass. A skill
+        never reached has no result and no card. (Tier 3 trials and trigger runs have their own reports.)"""
+        started = set(self.results.groups())
+        unfinished: dict[str, list[tuple[Path, int, str]]] = {}
+        for nodeid in self.collected:
+            item = self._item(nodeid)
+            if item is not None and item[2] < 3 and item[0] in started and nodeid not in self.not_started:
+                unfinished.setdefault(item[0], []).append(item[1:])
+        for key, items in unfinished.items():
+            finished = {record.result.check for record in self.records(key)}
+            for path, tier, check in items:
+                if check not in finished:
+                    self._add_incomplete(key, path, tier, check, "not run: the run was interrupted (or a worker died) "
+                                                                 "before this check finished")
+
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == CRASH_PHASE and report.failed:
             self._crashed(report)
+        elif report.when == "setup" and not report.passed:
+            self.not_started.add(report.nodeid)
         if report.failed:  # a rerun's intermediate report has outcome "rerun": only final failures count
             trial = [_trial_record(v) for k, v in report.user_properties if k == TRIAL_PROPERTY]
             advisory = report.when == "call" and bool(trial) and all(t.status == "FAILED" for t in trial)
@@ -213,6 +252,9 @@ class ReportSession:
         from pytest_skilleval.reports.model import build_run, build_skill
         from pytest_skilleval.selection.report import summarize as summarize_selection
 
+        complete = exitstatus not in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR) and not self.crashed
+        if not complete:
+            self._unfinished()
         tier3 = self.tier3_reports()
         triggers = self.trigger_reports()
         keys = sorted(set(self.results.groups()) | set(tier3) | set(triggers))
@@ -223,7 +265,6 @@ class ReportSession:
             sk.triggers = triggers.get(key)
             self.skills.add(key, "", sk.model_dump_json(indent=2))
             light.append(sk.model_copy(update={"checks": []}))
-        complete = exitstatus not in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.INTERNAL_ERROR) and not self.crashed
         s = self.settings
         settings = {"profile": s.profile, "fail_on": s.fail_on.value, "checks": s.checks or "default",
                     "allow_incomplete": s.allow_incomplete, "min_quality": s.min_quality}

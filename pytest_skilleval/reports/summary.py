@@ -8,6 +8,8 @@ from pytest_skilleval.selection import report as selection_report
 from pytest_skilleval.triggers import report as triggers_md
 
 MAX_ROWS = 25
+#: After the counts of a run that did not finish (interrupted, or a worker died): they are of what ran.
+PARTIAL = " — run interrupted, partial report"
 
 
 def _row(sk: SkillReport) -> tuple[str, ...]:
@@ -40,7 +42,7 @@ def terminal_lines(run: RunReport) -> list[str]:
     c = run.severity_counts
     lines.append(f"{run.skill_count} skill(s): {v.get('PASS', 0)} pass, {v.get('FAIL', 0)} fail, "
                  f"{v.get('INCOMPLETE', 0)} incomplete; findings {c['critical']} critical, {c['high']} high, "
-                 f"{c['medium']} medium, {c['low']} low, {c['info']} info")
+                 f"{c['medium']} medium, {c['low']} low, {c['info']} info" + ("" if run.complete else PARTIAL))
     if run.selection is not None:
         lines += selection_report.terminal_lines(run.selection)
     for sk in run.skills:
@@ -55,7 +57,7 @@ def github_markdown(run: RunReport) -> str:
     v = run.verdict_counts
     out = ["## pytest-skilleval", "",
            f"**{run.skill_count} skill(s)**: {v.get('PASS', 0)} pass, {v.get('FAIL', 0)} fail, "
-           f"{v.get('INCOMPLETE', 0)} incomplete" + ("" if run.complete else " — **run interrupted, partial report**"), ""]
+           f"{v.get('INCOMPLETE', 0)} incomplete" + ("" if run.complete else f" — **{PARTIAL[3:]}**"), ""]
     shown = _shown(run)
     if shown:
         out += ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]

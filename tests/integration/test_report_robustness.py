@@ -80,6 +80,14 @@ def test_sigterm_leaves_a_valid_partial_report_marked_incomplete(pytester: pytes
     assert data["complete"] is False and data["overall_status"] == "incomplete", out
     card = (pytester.path / "rep/alpha-skill/BENCHMARK.md").read_text()
     assert "This run was interrupted" in card
+    # the skill cut in half is INCOMPLETE, its unfinished check named; no half-checked skill is a PASS
+    victim = next(s for s in data["skills"] if s["name"] == "victim-skill")
+    slow = next(c["result"] for c in victim["checks"] if c["result"]["check"] == "slow")
+    assert slow["status"] == "INCOMPLETE" and "interrupted" in slow["reason"], slow
+    assert victim["verdict"] == "INCOMPLETE"
+    assert all(len(s["checks"]) == 3 for s in data["skills"]), [(s["name"], len(s["checks"])) for s in data["skills"]]
+    assert data["verdict_counts"].get("INCOMPLETE", 0) >= 1
+    assert "— run interrupted, partial report" in out
 
 
 def test_ctrl_c_says_incomplete_not_failed(pytester: pytest.Pytester) -> None:

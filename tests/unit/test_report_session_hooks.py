@@ -559,3 +559,56 @@ def test_an_item_interrupted_in_its_teardown_keeps_the_result_of_its_call(pytest
     assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()
     data = results(pytester)
     assert data["complete"] is False and [(s["key"], len(s["checks"])) for s in data["skills"]] == [("a/one", 1)]
+
+
+#: A check that interrupts the run (SIGTERM to itself, or Ctrl-C) when it reaches one skill, and passes elsewhere.
+INTERRUPTING_CHECK = '''
+import os, signal
+import pytest
+from pytest_skilleval.checks import Check
+
+class Interrupting(Check):
+    name = "middle"
+    def run(self, skill, ctx):
+        if skill.name == "cut-skill":
+            {interrupt}
+        return self.result([])
+
+class Early(Check):
+    name = "early"
+    def run(self, skill, ctx):
+        return self.result([])
+
+@pytest.hookimpl
+def pytest_skilleval_checks(config):
+    return [Interrupting(), Early()]
+'''
+SKILL_INTERRUPTS = {"sigterm": "os.kill(os.getpid(), signal.SIGTERM)", "ctrl-c": "raise KeyboardInterrupt"}
+
+
+@pytest.mark.usefixtures("default_sigterm")
+@pytest.mark.parametrize("how", list(SKILL_INTERRUPTS))
+def test_a_skill_whose_checks_did_not_all_finish_is_incomplete_not_pass(pytester: pytest.Pytester, how: str) -> None:
+    from conftest import manifest, write_skill
+
+    # items run skill by skill, checks by name: early, files, middle, schema
+    for name in ("alpha-skill", "cut-skill", "zeta-skill"):
+        write_skill(pytester.path / "skills", name, {"SKILL.md": manifest(name)})
+    pytester.makeconftest(INTERRUPTING_CHECK.replace("{interrupt}", SKILL_INTERRUPTS[how]))
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--skills=skills", "--skilleval-checks=early,files,middle,schema",
+                                          "--skilleval-report-dir=rep", no_reraise_ctrlc=True)
+    assert result.ret == pytest.ExitCode.INTERRUPTED, result.stdout.str()
+    data = results(pytester)
+    skills = {s["key"]: s for s in data["skills"]}
+    assert sorted(skills) == ["alpha-skill", "cut-skill"]  # a skill never reached has no card
+    assert skills["alpha-skill"]["verdict"] == "PASS"
+    cut = skills["cut-skill"]
+    statuses = {c["result"]["check"]: (c["result"]["status"], c["result"]["reason"] or "") for c in cut["checks"]}
+    assert statuses["early"][0] == statuses["files"][0] == "PASSED"
+    for unfinished in ("middle", "schema"):
+        assert statuses[unfinished][0] == "INCOMPLETE" and "interrupted" in statuses[unfinished][1], statuses
+    assert cut["verdict"] == "INCOMPLETE" and cut["tiers"]["1"]["status"] == "INCOMPLETE"
+    assert data["verdict_counts"] == {"INCOMPLETE": 1, "PASS": 1}
+    result.stdout.fnmatch_lines(["2 skill(s): 1 pass, 0 fail, 1 incomplete; * — run interrupted, partial report*"])
+    card = (pytester.path / "rep/cut-skill/BENCHMARK.md").read_text("utf-8")
+    assert "INCOMPLETE" in card and "| middle |" in card
