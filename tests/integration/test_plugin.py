@@ -307,7 +307,12 @@ def test_interrupted_run_leaves_a_valid_partial_report(pytester: pytest.Pytester
     assert result.ret == pytest.ExitCode.INTERRUPTED
     data = json.loads((pytester.path / "rep/results.json").read_text())
     assert data["complete"] is False
-    assert 1 <= sum(len(s["checks"]) for s in data["skills"]) <= 4
+    results = [c["result"] for s in data["skills"] for c in s["checks"]]
+    ran = [r for r in results if "interrupted" not in (r["reason"] or "")]
+    assert 1 <= len(ran) <= 4
+    # a skill cut in half: each check that did not finish is INCOMPLETE, and the skill with it
+    assert all(r["status"] == "INCOMPLETE" for r in results if r not in ran)
+    assert all(s["verdict"] == "INCOMPLETE" for s in data["skills"] if len(s["checks"]) > sum(c["result"] in ran for c in s["checks"]))
     card = next((pytester.path / "rep").rglob("BENCHMARK.md")).read_text()
     assert "This run was interrupted" in card
 
