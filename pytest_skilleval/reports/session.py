@@ -96,6 +96,7 @@ class ReportSession:
         self.run: RunReport | None = None
         self.written: list[Path] = []
         self.write_error: str | None = None
+        self.step_summary_error: str | None = None  # $GITHUB_STEP_SUMMARY could not be appended to: a warning, not a failure
         self.selection: dict[str, str] = {}  # nodeid -> record; every phase's report repeats the properties
         self.trials: dict[str, TrialRecord] = {}  # run_id -> record: every execution, reruns included
         self.failures: dict[str, bool] = {}  # nodeid -> only a Tier 3 trial that FAILED its case (advisory)
@@ -301,21 +302,29 @@ class ReportSession:
             session.exitstatus = tier3_report.exit_status(int(session.exitstatus), self.failures.values(), reports,
                                                           block=self.config.stash[TIER3].settings.block)
             self.run.exit_status = int(session.exitstatus)
-        if self.settings.report_dir is None:
-            return
-        try:
-            self.written = write_reports(self.run, self.settings.report_dir, self.config.invocation_params.dir, self.skill_reports)
-        except OSError as exc:  # the outcomes stand, but a run whose report is lost is not green
-            self.write_error = f"{type(exc).__name__}: {exc}"
-            if session.exitstatus == pytest.ExitCode.OK:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
-            return
-        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-        if step_summary:
-            from pytest_skilleval.reports import summary
+        if self.settings.report_dir is not None:
+            try:
+                self.written = write_reports(self.run, self.settings.report_dir, self.config.invocation_params.dir, self.skill_reports)
+            except OSError as exc:  # the outcomes stand, but a run whose report is lost is not green
+                self.write_error = f"{type(exc).__name__}: {exc}"
+                if session.exitstatus == pytest.ExitCode.OK:
+                    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        self.append_step_summary(os.environ.get("GITHUB_STEP_SUMMARY"))
 
-            with open(step_summary, "a", encoding="utf-8") as fh:
-                fh.write(summary.github_markdown(self.run))
+    def append_step_summary(self, path: str | None) -> None:
+        """The run's summary appended to GitHub's step summary file, whether or not the report files were written
+        (it then says why not). A summary that cannot be appended is a warning on the terminal: the run's outcomes,
+        exit status and reports are what they were."""
+        if not path or self.run is None:
+            return
+        from pytest_skilleval.reports import summary
+
+        text = summary.github_markdown(self.run, results_json=self.settings.report_dir is not None, write_error=self.write_error)
+        try:
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            self.step_summary_error = f"{path}: {type(exc).__name__}: {exc.strerror or exc}"
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
@@ -324,8 +333,10 @@ class ReportSession:
         from pytest_skilleval.reports import summary
 
         terminalreporter.write_sep("-", "skilleval summary")
-        for line in summary.terminal_lines(self.run):
+        for line in summary.terminal_lines(self.run, results_json=bool(self.written)):
             terminalreporter.write_line(line)
+        if self.step_summary_error:
+            terminalreporter.write_line(f"skilleval: WARNING: $GITHUB_STEP_SUMMARY not written: {self.step_summary_error}", yellow=True)
         if self.write_error:
             terminalreporter.write_line(f"skilleval: reports NOT written: {self.write_error}", red=True)
         elif self.written:

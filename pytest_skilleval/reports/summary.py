@@ -45,28 +45,29 @@ def _counts(verdicts: dict[str, int]) -> str:
     return ", ".join(f"{verdicts.get(v, 0)} {v.lower()}" for v in VERDICTS)
 
 
-def _hidden(run: RunReport, shown: list[SkillReport]) -> str | None:
-    """The skills the table leaves out, counted by verdict (a large run's table shows only the first failing ones)."""
+def _hidden(run: RunReport, shown: list[SkillReport], results_json: bool) -> str | None:
+    """The skills the table leaves out, counted by verdict (a large run's table shows only the first failing ones);
+    ``results_json``: the run wrote a results.json that lists them."""
     if len(shown) == len(run.skills):
         return None
     left = dict(run.verdict_counts)
     for sk in shown:
         left[sk.verdict] -= 1
-    return f"{len(run.skills) - len(shown)} more skill(s) not shown: {_counts(left)}; see results.json"
+    return f"{len(run.skills) - len(shown)} more skill(s) not shown: {_counts(left)}" + ("; see results.json" if results_json else "")
 
 
 def _cell(text: str) -> str:
     return text if len(text) <= MAX_CELL else text[:MAX_CELL - 1] + "…"
 
 
-def terminal_lines(run: RunReport) -> list[str]:
+def terminal_lines(run: RunReport, *, results_json: bool = True) -> list[str]:
     if not run.skills and run.selection is not None:  # a trajectories-only run has no skill table
         return selection_report.terminal_lines(run.selection)
     shown = _shown(run)
     rows = [HEADER, *(tuple(_cell(cell) for cell in _row(s)) for s in shown)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows] if shown else []
-    hidden = _hidden(run, shown)
+    hidden = _hidden(run, shown, results_json)
     if hidden:
         lines.append(f"… {hidden}")
     c = run.severity_counts
@@ -82,14 +83,17 @@ def terminal_lines(run: RunReport) -> list[str]:
     return lines
 
 
-def github_markdown(run: RunReport) -> str:
+def github_markdown(run: RunReport, *, results_json: bool = True, write_error: str | None = None) -> str:
+    """The step summary; ``write_error``: why the run's report files were not written (then there is no results.json)."""
     out = ["## pytest-skilleval", "",
            f"**{run.skill_count} skill(s)**: {_counts(run.verdict_counts)}" + ("" if run.complete else f" — **{PARTIAL[3:]}**"), ""]
+    if write_error:
+        out += [f"**reports NOT written**: {write_error}", ""]
     shown = _shown(run)
     if shown:
         out += ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
         out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in _row(s)) + " |" for s in shown]
-    hidden = _hidden(run, shown)
+    hidden = _hidden(run, shown, results_json and not write_error)
     if hidden:
         out += ["", f"… {hidden}"]
     if run.selection is not None:

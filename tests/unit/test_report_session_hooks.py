@@ -164,7 +164,9 @@ def test_without_a_report_dir_the_summary_is_shown_and_nothing_written(pytester:
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["*- skilleval summary -*", "2 skill(s): 2 pass, 0 fail, 0 incomplete*"])
     assert "BENCHMARK.md card(s)" not in result.stdout.str() and "NOT written" not in result.stdout.str()
-    assert not (pytester.path / "skilleval-report").exists() and not step_summary.exists()
+    assert not (pytester.path / "skilleval-report").exists()
+    # the step summary does not depend on the report files (README: two outputs, each on its own switch)
+    assert step_summary.read_text("utf-8").startswith("## pytest-skilleval\n\n**2 skill(s)**: 2 pass, 0 fail, 0 incomplete")
 
 
 def test_the_github_step_summary_is_appended_to(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -174,6 +176,20 @@ def test_the_github_step_summary_is_appended_to(pytester: pytest.Pytester, monke
     assert run(pytester, CHECKS, "--skilleval-report-dir=rep").ret == pytest.ExitCode.OK
     text = step_summary.read_text("utf-8")
     assert text.startswith("earlier step\n## pytest-skilleval") and "a/one" in text
+
+
+def test_a_step_summary_that_cannot_be_written_is_a_warning_and_changes_nothing_else(pytester: pytest.Pytester,
+                                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    step_summary = pytester.path / "nonexistent" / "dir" / "sum.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
+    result = run(pytester, CHECKS, "--skilleval-report-dir=rep")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    result.stdout.fnmatch_lines(["*- skilleval summary -*", "2 skill(s): 2 pass, 0 fail, 0 incomplete*",
+                                 f"skilleval: WARNING: $GITHUB_STEP_SUMMARY not written: {step_summary}: "
+                                 "FileNotFoundError: No such file or directory",
+                                 "skilleval: 2 BENCHMARK.md card(s), results.json and index.html in *"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    assert results(pytester)["exit_status"] == 0 and not step_summary.parent.exists()
 
 
 INTERRUPTS = {
@@ -390,7 +406,8 @@ def test_a_report_that_cannot_be_written_fails_the_run(pytester: pytest.Pytester
     result.stdout.fnmatch_lines(["*- skilleval summary -*", "*skilleval: reports NOT written: NotADirectoryError: *afile*"])
     assert "\x1b[31mskilleval: reports NOT written" in result.stdout.str()  # in red
     assert "BENCHMARK.md card(s)" not in result.stdout.str()
-    assert not step_summary.exists()  # no summary of a report that does not exist
+    text = step_summary.read_text("utf-8")  # the step summary is what CI shows: it says the report was lost
+    assert "## pytest-skilleval" in text and "**reports NOT written**: NotADirectoryError: " in text and "see results.json" not in text
 
 
 TRIGGERS = PUBLISHERS + '''
