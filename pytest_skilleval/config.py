@@ -71,7 +71,8 @@ def register(parser: pytest.Parser, options: tuple[Option, ...]) -> None:
             parser.addini(opt.name, opt.help, type="string", default=None)
 
 
-def _cast(opt: Option, value: Any) -> Any:
+def _cast(opt: Option, value: Any, source: str) -> Any:
+    """``value`` as the option's kind; ``source`` names where it was set, for the usage error."""
     if opt.kind == "bool":
         if isinstance(value, bool):
             return value
@@ -80,25 +81,34 @@ def _cast(opt: Option, value: Any) -> Any:
             return True
         if text in ("0", "false", "no", "off", ""):
             return False
-        raise pytest.UsageError(f"{opt.flag}: expected a boolean, got {value!r}")
+        raise pytest.UsageError(f"{source}: expected a boolean, got {value!r}")
     if opt.kind in ("int", "float"):
         try:
             return int(value) if opt.kind == "int" else float(value)
         except (TypeError, ValueError):
-            raise pytest.UsageError(f"{opt.flag}: expected a number, got {value!r}") from None
+            raise pytest.UsageError(f"{source}: expected a number, got {value!r}") from None
     return value
+
+
+def ini_value(config: pytest.Config, name: str) -> Any:
+    """``config.getini(name)``, its usage error naming the key: pytest's own conversion of a bool key says only
+    ``invalid truth value 'maybe'``."""
+    try:
+        return config.getini(name)
+    except pytest.UsageError as exc:
+        raise pytest.UsageError(f"ini key {name}: {exc}") from None
 
 
 def value(config: pytest.Config, opt: Option) -> Any:
     """The option's value: command line > ini > environment > default, cast to its kind."""
     cli = config.getoption(opt.name, default=None)
     if cli is not None:
-        return _cast(opt, cli)
-    ini = config.getini(opt.name)
+        return _cast(opt, cli, opt.flag)
+    ini = ini_value(config, opt.name)
     if ini not in (None, "", []):
-        return _cast(opt, ini)
+        return _cast(opt, ini, f"ini key {opt.name}")
     if opt.env and os.environ.get(opt.env) not in (None, ""):
-        return _cast(opt, os.environ[opt.env])
+        return _cast(opt, os.environ[opt.env], f"environment variable {opt.env}")
     return opt.default
 
 
@@ -128,6 +138,8 @@ class Settings:
         min_quality = values["skilleval_min_quality"]
         if not 0 <= min_quality <= 100:
             raise pytest.UsageError("--skilleval-min-quality must be between 0 and 100")
+        if not 0 <= values["skilleval_min_rubric"] <= 100:
+            raise pytest.UsageError("--skilleval-min-rubric must be between 0 and 100")
         if values["skilleval_max_file_size"] <= 0:
             raise pytest.UsageError("--skilleval-max-file-size must be positive")
         report_dir = values["skilleval_report_dir"]

@@ -15,13 +15,18 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_skilleval.gateway.options import config_from_pytest
+from pytest_skilleval.gateway.options import GATEWAY_OPTIONS, config_from_pytest, read_options
 
 # Registered in every run: the server is imported by the fixture that starts it.
 if TYPE_CHECKING:
     from pytest_skilleval.gateway.config import GatewayConfig
     from pytest_skilleval.gateway.server import Gateway
     from pytest_skilleval.gateway.trial import Trial
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The gateway options are checked here, once: a bad value ends the run before collection (exit 4)."""
+    config.stash[GATEWAY_OPTIONS] = read_options(config)
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_skilleval import config as config_mod
+
 EMBEDDERS = ("default", "static", "minilm")
 FLAGS: tuple[tuple[str, str, str | None, str], ...] = (
     ("skilleval_embedder", "--skilleval-embedder", "SKILLEVAL_EMBEDDER",
@@ -68,7 +70,7 @@ class Tier2Settings:
             raise pytest.UsageError(f"--skilleval-compare-to: {compare_path} is not a folder")
         no_block = config.getoption("skilleval_no_block_on_dedup", default=None)
         if no_block is None:
-            no_block = config.getini("skilleval_no_block_on_dedup")
+            no_block = config_mod.ini_value(config, "skilleval_no_block_on_dedup")
         if no_block is None:
             no_block = os.environ.get("SKILLEVAL_NO_BLOCK_ON_DEDUP", "").strip().lower() in ("1", "true", "yes", "on")
         return cls(embedder=embedder, compare_to=compare_path, show_threshold=threshold, block=not no_block)

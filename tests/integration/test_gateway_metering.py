@@ -108,4 +108,5 @@ def test_fixtures_and_options_in_a_pytest_run(pytester: pytest.Pytester) -> None
 def test_bad_mode_is_a_usage_error(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_x="def test_x(skilleval_gateway):\n    pass\n")
     result = pytester.runpytest("-p", "no:cacheprovider", "--skilleval-gateway", "live")
-    result.stdout.fnmatch_lines(["*--skilleval-gateway: unknown mode 'live'*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # at start-up, not at the fixture's setup
+    result.stderr.fnmatch_lines(["ERROR: --skilleval-gateway: unknown mode 'live'*"])
