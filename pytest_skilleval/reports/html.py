@@ -640,9 +640,15 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"skilleval html: {exc}", file=sys.stderr)
         return 2
-    if args.output is not None:
-        target = atomic.write_atomic(args.output, render(document))
-    else:
-        target = write(document, args.results if args.results.is_dir() else args.results.parent)
+    report_dir = args.results if args.results.is_dir() else args.results.parent
+    target = args.output if args.output is not None else report_dir / PAGE
+    try:
+        if args.output is not None:
+            atomic.write_atomic(args.output, render(document))
+        else:
+            write(document, report_dir)
+    except OSError as exc:  # a folder that cannot be made, a link refused, a full disk: the page was not written
+        print(f"skilleval html: cannot write {target}: {type(exc).__name__}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     print(target)
     return 0

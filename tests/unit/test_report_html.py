@@ -130,6 +130,25 @@ def test_cli_html_writes_index_beside_results(tmp_path: Path, capsys: pytest.Cap
     assert cli.main(["html", str(tmp_path / "missing.json")]) == 2
 
 
+@pytest.mark.parametrize("where", ["output", "beside"])
+def test_cli_html_that_cannot_write_its_page_says_so_and_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str) -> None:
+    """`skilleval html skilleval-report -o /proc/nope/x.html` was a FileNotFoundError traceback."""
+    (tmp_path / "rep").mkdir()
+    (tmp_path / "rep/results.json").write_text(json.dumps(doc()), encoding="utf-8")
+    (tmp_path / "afile").write_text("a file, not a folder")
+    target = tmp_path / "afile" / "x.html"  # as /proc/nope/x.html: a folder that cannot be made
+    if where == "output":
+        args = ["html", str(tmp_path / "rep"), "-o", str(target)]
+    else:  # the page beside results.json, where a folder of that name is in the way
+        (tmp_path / "rep/index.html").mkdir()
+        target = tmp_path / "rep/index.html"
+        args = ["html", str(tmp_path / "rep")]
+    assert cli.main(args) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(f"skilleval html: cannot write {target}: ") and "Traceback" not in err
+    assert len(err.splitlines()) == 1
+
+
 def test_trigger_results_give_the_kpi_and_a_confusion_matrix() -> None:
     d = doc()
     rate = {"value": 0.75, "successes": 3, "n": 4, "low": 0.3, "high": 0.95}
