@@ -108,6 +108,9 @@ def _route_skill_paths(config: pytest.Config, skill_paths: tuple[Path, ...]) -> 
     named = {Path(os.path.abspath(config.invocation_params.dir / a)) for a in config.getoption("skilleval_skills") or []}
     for p in skill_paths:
         if p in named and not roots.holds_skills(p):  # not an ini path: a template project may point at an empty folder
+            real = roots.linked_skill_tree(p)
+            if real is not None:
+                raise pytest.UsageError(f"--skills: {roots.link_refusal(p, real)}")
             raise pytest.UsageError(f"--skills: no SKILL.md under {p} (hidden folders and node_modules are not searched)")
     trees = list(skill_paths)
     explicit = list(skill_paths)

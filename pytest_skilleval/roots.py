@@ -107,6 +107,22 @@ def skill_tree_of_argument(path: Path, project: Project) -> Path | None:
     return path if holds_skills(path) else None
 
 
+def linked_skill_tree(path: Path) -> Path | None:
+    """Where ``path`` reaches a skill only through a symbolic link (it is one, or a folder on its way is): the
+    real path there, or None. A skill is never read through a link (``safefs`` opens its root with
+    ``O_NOFOLLOW``; docs/security.md), so such a path is refused with this name, not run as an ordinary
+    pytest path (whose conftests pytest would import) nor searched and found empty."""
+    real = Path(os.path.realpath(path))
+    if real == path or not os.path.isdir(real):
+        return None
+    return real if enclosing_skill(real) is not None or holds_skills(real) else None
+
+
+def link_refusal(path: Path, real: Path) -> str:
+    return (f"{path} leads to skills only through a symbolic link ({real}); links are not followed into skills "
+            f"(docs/security.md): name {real} instead")
+
+
 def argument_path(invocation_dir: Path, arg: str) -> Path:
     """The file-system part of a collection argument (``path::node::parts``), absolute, links kept."""
     return Path(os.path.abspath(invocation_dir / arg.split("::", 1)[0]))
@@ -126,7 +142,15 @@ def take_over_arguments(early_config: pytest.Config) -> None:
     if enclosing_skill(invocation_dir) is not None:
         namespace.noconftest = True  # the invocation folder's conftest.py would be the skill's own
     args = list(getattr(namespace, "file_or_dir", None) or [])
-    kept = [a for a in args if skill_tree_of_argument(argument_path(invocation_dir, str(a)), project) is None]
+    kept = []
+    for arg in args:
+        path = argument_path(invocation_dir, str(arg))
+        if skill_tree_of_argument(path, project) is not None:
+            continue
+        real = None if project.owns(path) else linked_skill_tree(path)
+        if real is not None:  # refused before pytest imports the conftests of the skill it leads to
+            raise pytest.UsageError(link_refusal(path, real))
+        kept.append(arg)
     if len(kept) != len(args):
         namespace.file_or_dir = kept
 

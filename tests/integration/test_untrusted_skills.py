@@ -73,6 +73,25 @@ def test_a_positional_catalog_never_imports_or_collects_its_code(pytester: pytes
     result.assert_outcomes(passed=6)
 
 
+@pytest.mark.parametrize("how", ["positional", "positional-inside", "--skills"])
+def test_a_skill_reached_through_a_symbolic_link_is_refused_and_never_imported(pytester: pytest.Pytester, marker_dir: Path,
+                                                                               tmp_path: Path, how: str) -> None:
+    """Links are not followed into skills (docs/security.md); a path that reaches one only through a link is a usage
+    error that says so, not an ordinary pytest path (whose conftests pytest would import) nor 'no SKILL.md under'."""
+    elsewhere = tmp_path / "elsewhere"
+    evil_skill(elsewhere / "catalog", "evil-skill", marker_dir)
+    target = elsewhere / "catalog" / "evil-skill"
+    (pytester.path / "link").symlink_to(target, target_is_directory=True)
+    arg = "link/tests" if how == "positional-inside" else "link"
+    args = ["--skills", arg] if how.startswith("--skills") else [arg]
+    result = pytester.runpytest_subprocess(*args, BASIC, "-p", "no:cacheprovider")
+    assert markers(marker_dir) == []
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()[-2000:]
+    err = result.stderr.str()
+    assert "symbolic link" in err and "not followed" in err and "docs/security.md" in err and str(target) in err, err
+    assert "no SKILL.md under" not in err
+
+
 def test_a_path_inside_a_skill_is_never_imported(pytester: pytest.Pytester, marker_dir: Path) -> None:
     evil_skill(pytester.path / "skills", "evil-skill", marker_dir)
     for arg in ("skills/evil-skill/tests", "skills/evil-skill/tests/test_x.py"):
