@@ -12,6 +12,7 @@ them), and every node uses the rootdir's hooks: nothing in a tree is ever import
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 import traceback
@@ -29,7 +30,7 @@ from pytest_skilleval.published import RESULT_PROPERTY as RESULT_PROPERTY  # re-
 from pytest_skilleval.results import CheckResult, Severity, Status, encodable
 from pytest_skilleval.roots import ROOT_HOOKS, RootHooks, find_skills, is_skill_dir
 
-__all__ = ["ROOT_HOOKS", "CheckItem", "RootHooks", "SkillDirectory", "SkillPathway", "SkillTree", "is_skill_dir"]
+__all__ = ["ROOT_HOOKS", "CheckItem", "RootHooks", "SkillDirectory", "SkillLinkWarning", "SkillPathway", "SkillTree", "is_skill_dir"]
 
 #: Where a result's JSON dump may hide or hold a surrogate code point. ``json.dumps`` (ASCII escapes) writes
 #: one as the escape backslash, ``ud``, 8-f and two hex digits, lower case, and only so; pydantic's JSON-mode
@@ -100,8 +101,21 @@ class SkillTree(_EncodableNodeId, _OutsideSkillHooks, pytest.File):
         def ignored(path: Path) -> bool:  # --ignore, norecursedirs, the project's pytest_ignore_collect
             return bool(self.ihook.pytest_ignore_collect(collection_path=path, config=self.config))
 
-        for skill in find_skills(self.path, ignored):
+        links: list[Path] = []
+        for skill in find_skills(self.path, ignored, links.append):
             yield SkillDirectory.from_parent(self, path=skill)
+        if getattr(self.config, "workerinput", {}).get("workerid", "gw0") != "gw0":
+            return  # every xdist worker collects the same tree: one of them says it
+        for link in links:  # not followed (a skill is never read through a link), but not passed over in silence
+            real = Path(os.path.realpath(link))
+            if is_skill_dir(real):
+                self.warn(SkillLinkWarning(f"{link.relative_to(self.config.rootpath) if self.config.rootpath in link.parents else link} "
+                                           f"is a symbolic link to the skill folder {real}: not evaluated (links are not followed "
+                                           f"into skills, docs/security.md); name {real} to evaluate it"))
+
+
+class SkillLinkWarning(pytest.PytestWarning):
+    """A skill folder a catalog links to: the link is not followed, so the skill is not evaluated."""
 
 
 class SkillPathway(_EncodableNodeId, _OutsideSkillHooks, pytest.File):

@@ -58,9 +58,11 @@ def enclosing_skill(path: Path) -> Path | None:
     return None
 
 
-def find_skills(root: Path, ignore: Callable[[Path], bool] = lambda _p: False) -> Iterator[Path]:
+def find_skills(root: Path, ignore: Callable[[Path], bool] = lambda _p: False,
+                linked: Callable[[Path], None] | None = None) -> Iterator[Path]:
     """Skill folders under ``root`` (``root`` itself included), in name order, without entering a
-    skill, a hidden folder, ``node_modules`` or a symbolic link. Iterative: depth costs no stack."""
+    skill, a hidden folder, ``node_modules`` or a symbolic link (each link met is passed to ``linked``).
+    Iterative: depth costs no stack."""
     stack = [root]
     while stack:
         folder = stack.pop()
@@ -69,9 +71,13 @@ def find_skills(root: Path, ignore: Callable[[Path], bool] = lambda _p: False) -
             continue
         try:
             with os.scandir(folder) as entries:
-                subdirs = sorted(Path(e.path) for e in entries if e.is_dir(follow_symlinks=False) and not skipped_name(e.name))
+                listed = [e for e in entries if not skipped_name(e.name)]
         except OSError:
             continue
+        subdirs = sorted(Path(e.path) for e in listed if e.is_dir(follow_symlinks=False))
+        if linked is not None:
+            for e in sorted((e for e in listed if e.is_symlink()), key=lambda e: e.name):
+                linked(Path(e.path))
         stack.extend(p for p in reversed(subdirs) if not ignore(p))
 
 

@@ -92,6 +92,22 @@ def test_a_skill_reached_through_a_symbolic_link_is_refused_and_never_imported(p
     assert "no SKILL.md under" not in err
 
 
+def test_a_linked_skill_inside_a_catalog_is_not_followed_and_the_run_says_so(pytester: pytest.Pytester, marker_dir: Path,
+                                                                             tmp_path: Path) -> None:
+    evil_skill(tmp_path / "elsewhere", "evil-skill", marker_dir)
+    write_skill(pytester.path / "catalog", "good-skill", {"SKILL.md": manifest("good-skill")})
+    (pytester.path / "catalog" / "linked-skill").symlink_to(tmp_path / "elsewhere" / "evil-skill", target_is_directory=True)
+    (pytester.path / "catalog" / "linked-other").symlink_to(tmp_path, target_is_directory=True)  # no skill there: nothing to say
+    for args in ([], ["-n", "2"]):
+        result = pytester.runpytest_subprocess("--skills", "catalog", BASIC, "-p", "no:cacheprovider", *args)
+        assert markers(marker_dir) == []
+        result.assert_outcomes(passed=3, warnings=1)  # good-skill only
+        out = result.stdout.str()
+        assert (f"catalog/linked-skill is a symbolic link to the skill folder {tmp_path / 'elsewhere' / 'evil-skill'}: "
+                "not evaluated (links are not followed into skills, docs/security.md)") in " ".join(out.split()), out
+        assert "linked-other" not in out
+
+
 def test_a_path_inside_a_skill_is_never_imported(pytester: pytest.Pytester, marker_dir: Path) -> None:
     evil_skill(pytester.path / "skills", "evil-skill", marker_dir)
     for arg in ("skills/evil-skill/tests", "skills/evil-skill/tests/test_x.py"):
