@@ -49,7 +49,7 @@ browser:
 ## eval: run every tier on example_skills/ and write skilleval-report/. Tier 3 runs the real Claude Code CLI
 ## in bubblewrap, keyless: the gateway plays the model from each case's script (a harness check, not a model measurement).
 eval: $(STAMP) agents
-	$(BIN)/pytest --skills example_skills --skilleval-tier3 --skilleval-aa -p no:cacheprovider -n 2 --junitxml=skilleval-report/junit.xml -o addopts=""
+	$(BIN)/pytest --skills=example_skills --skilleval-tier3 --skilleval-aa -p no:cacheprovider -n 2 --junitxml=skilleval-report/junit.xml -o addopts=""
 	@echo "reports: skilleval-report/ (index.html, BENCHMARK.md per skill, results.json, junit.xml)"
 
 ## harbor: Harbor (PyPI `harbor`; it needs Python >= 3.12) in its own venv for --skilleval-sandbox=harbor, and the

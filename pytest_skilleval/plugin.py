@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_skilleval import config as config_mod
-from pytest_skilleval import heap, hookspecs, inprocess, release, roots, shard, state, terminalstats
+from pytest_skilleval import earlysetup, heap, hookspecs, inprocess, release, roots, shard, state, terminalstats
 from pytest_skilleval.roots import ROOT_HOOKS, RootHooks, is_skill_dir
 
 if TYPE_CHECKING:
@@ -51,8 +51,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
-    """pytest imports the conftests of every path argument right after this: none of a skill tree."""
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser) -> None:
+    """pytest imports the conftests of every path argument right after this: none of a skill tree. First, a
+    ``--skills PATH`` that moved the rootdir or ini file (pytest read PATH as a test path) ends the run (earlysetup.py)."""
+    earlysetup.refuse_misread_configuration(early_config, parser)
     roots.take_over_arguments(early_config)
 
 

@@ -59,3 +59,15 @@ def test_body_reached_looks_for_a_distinctive_line() -> None:
     assert body_reached(texts, body) is True
     assert body_reached(["{}"], body) is False
     assert body_reached(texts, "# T\n\nshort\n") is None  # nothing distinctive enough to look for
+
+
+def test_a_missing_agent_cli_names_every_folder_it_was_looked_for_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outside CI a missing CLI skips its trials: the reason names the agents folder (rootdir-relative, so a
+    wrong rootdir shows) and PATH, so a skip for the wrong folder is visible."""
+    empty_path = tmp_path / "bin"
+    empty_path.mkdir()
+    monkeypatch.setenv("PATH", str(empty_path))
+    monkeypatch.delenv(ClaudeCode().override_var, raising=False)
+    agents_dir = tmp_path / "proj" / ".cache" / "agents"
+    reason = ClaudeCode().missing((agents_dir,))
+    assert reason is not None and f"not found in {agents_dir} or PATH" in reason and ClaudeCode().override_var in reason
