@@ -15,7 +15,7 @@ def test_every_item_has_pytests_own_location(pytester: pytest.Pytester, tmp_path
     for name in ("alpha", "beta"):
         write_skill(base / "group", name, {"SKILL.md": manifest(name)})
     write_skill(base, "gamma", {"SKILL.md": manifest("gamma")})
-    items, _ = pytester.inline_genitems("--skills", str(base), "-p", "no:cacheprovider", "-n", "0")
+    items, _ = pytester.inline_genitems(f"--skills={base}", "-p", "no:cacheprovider", "-n", "0")
     checks = [i for i in items if isinstance(i, CheckItem)]
     assert len({i.path for i in checks}) == 3 and len(checks) > 3
     for item in checks:
