@@ -70,11 +70,26 @@ class _EncodableNodeId:
     injective (a folder named ``\\udcff`` is not the byte 0xff's); pytest 9's own id writes it as a ``/``.
     Other paths keep pytest's ids."""
 
+    #: A skill folder that is the rootdir, or a named tree outside it, is named by its folder (see SkillDirectory).
+    names_itself_at_the_top: bool = False
+
     def __init__(self, *, path: Path, parent: pytest.Collector, name: str | None = None, nodeid: str | None = None,
                  **kw: Any) -> None:
-        if name is None and nodeid is None and identity.needs_escape(path.as_posix()):
-            name, nodeid = _escaped_name_and_nodeid(parent, path)
+        if name is None and nodeid is None:
+            if self.names_itself_at_the_top and _pytest_gives_no_path(parent, path):
+                name = nodeid = identity.escape(path.name)
+            elif identity.needs_escape(path.as_posix()):
+                name, nodeid = _escaped_name_and_nodeid(parent, path)
         super().__init__(path=path, parent=parent, name=name, nodeid=nodeid, **kw)  # type: ignore[call-arg]
+
+
+def _pytest_gives_no_path(parent: pytest.Collector, path: Path) -> bool:
+    """Whether pytest's node id of the folder ``path`` would hold no path: ``.`` for the rootdir itself, and an
+    empty one for a path argument outside the rootdir (its ids are relative to the argument)."""
+    rootpath = parent.config.rootpath
+    if path == rootpath:
+        return True
+    return rootpath not in path.parents and parent.session.isinitpath(path)
 
 
 def _escaped_name_and_nodeid(parent: pytest.Collector, path: Path) -> tuple[str, str]:
@@ -140,7 +155,13 @@ class SkillPathway(_EncodableNodeId, _OutsideSkillHooks, pytest.File):
 
 
 class SkillDirectory(_EncodableNodeId, _OutsideSkillHooks, pytest.File):
-    """One skill folder; its children are one collector per tier. A ``File`` on purpose: see above."""
+    """One skill folder; its children are one collector per tier. A ``File`` on purpose: see above.
+
+    A skill that is the rootdir (``cd skill; pytest --skills=.``) or a path argument outside it
+    (``--skills=/abs/skill``) would get the node id ``.`` or an empty one, and its items ``.::tier1::schema``:
+    its id is its folder's name, which is also its skill key, card folder and JUnit class."""
+
+    names_itself_at_the_top = True
 
     @property
     def skill_root(self) -> Path:

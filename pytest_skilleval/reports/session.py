@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_skilleval import atomic, identity, shard, state, terminalstats
+from pytest_skilleval import atomic, identity, roots, shard, state, terminalstats
 from pytest_skilleval.config import Settings
 from pytest_skilleval.published import RESULT_PROPERTY, SELECTION_PROPERTY, TRIAL_PROPERTY, TRIGGER_PROPERTY
 from pytest_skilleval.reports.spool import Spool
@@ -45,6 +45,23 @@ if TYPE_CHECKING:
 CRASH_PHASE = "???"
 #: ``<skill path>::tier<N>::<name>`` (checks) and ``<skill path>::<kind>::<name>`` (trials, triggers).
 _SKILL_NODEID = re.compile(r"^(?P<path>[^:]+)::(?P<kind>[a-z]+(?P<tier>\d)?)::(?P<name>.+)$")
+
+
+def _skill_folder_of(config: pytest.Config, node_path: str) -> Path:
+    """The skill folder a node id's path names (escaped, collect.py): a path below the rootdir, or a skill named
+    by its folder alone because it is the rootdir or a ``--skills`` tree outside it (collect.SkillDirectory), or a
+    path below such a tree."""
+    rel = identity.unescape(node_path)
+    below_root = config.rootpath / rel
+    if roots.is_skill_dir(below_root):
+        return below_root
+    settings = config.stash.get(state.SETTINGS, None)
+    for tree in (config.rootpath, *(settings.skill_paths if settings is not None else ())):
+        if identity.escape(tree.name) == node_path and roots.is_skill_dir(tree):
+            return tree
+        if roots.is_skill_dir(tree / rel):
+            return tree / rel
+    return below_root
 
 
 def _trial_record(value: str) -> TrialRecord:
@@ -137,7 +154,7 @@ class ReportSession:
         match = _SKILL_NODEID.match(nodeid)
         if match is None:
             return None
-        path = self.config.rootpath / identity.unescape(match["path"])  # a skill folder's node id is escaped (collect.py)
+        path = _skill_folder_of(self.config, match["path"])
         run = self.config.stash.get(state.RUN_STATE, None)
         key = run.skill_key(path) if run is not None else match["path"]
         tier = int(match["tier"]) if match["tier"] else 3

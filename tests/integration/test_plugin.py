@@ -71,6 +71,34 @@ def test_a_skill_folder_itself_and_plain_path_arguments(pytester: pytest.Pyteste
     plain.assert_outcomes(passed=3)
 
 
+@pytest.mark.parametrize("started", ["inside", "outside"])
+def test_a_single_skill_named_as_the_tree_keeps_its_folder_name_in_node_ids(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, started: str) -> None:
+    """``cd skill; pytest --skills=.`` (the skill is the rootdir) and ``--skills=/abs/skill`` from elsewhere (outside
+    the rootdir): pytest would give the folder node the id ``.`` or an empty one. The id carries the folder's name, as
+    the skill key, the card folder, JUnit's classname, ``-k`` and ``--deselect`` do."""
+    skill = _good(pytester.path, "skills/alpha-skill")
+    report = pytester.path / "rep"
+    if started == "inside":
+        monkeypatch.chdir(skill)
+        named = "."
+    else:
+        (pytester.path / "proj").mkdir()
+        monkeypatch.chdir(pytester.path / "proj")
+        named = str(skill)
+    common = (f"--skills={named}", BASIC, f"--skilleval-report-dir={report}", "-p", "no:cacheprovider")
+    collected = pytester.runpytest(*common, "--collect-only", "-q")
+    assert [ln for ln in collected.outlines if "::tier1::" in ln] == [
+        "alpha-skill::tier1::files", "alpha-skill::tier1::schema", "alpha-skill::tier1::version"]
+    junit = report / "out.xml"
+    pytester.runpytest(*common, f"--junitxml={junit}").assert_outcomes(passed=3)
+    assert {c.get("classname") for c in ET.parse(junit).iter("testcase")} == {"alpha-skill.tier1"}
+    assert [s["key"] for s in json.loads((report / "results.json").read_text())["skills"]] == ["alpha-skill"]
+    assert (report / "alpha-skill" / "BENCHMARK.md").is_file()
+    pytester.runpytest(*common, "-k", "alpha-skill and schema").assert_outcomes(passed=1)
+    pytester.runpytest(*common, "--deselect", "alpha-skill::tier1::files").assert_outcomes(passed=2)
+
+
 def test_ini_paths_and_no_collection_without_an_explicit_path(pytester: pytest.Pytester) -> None:
     _good(pytester.path, "catalog/alpha-skill")
     pytester.makeini("[pytest]\nskilleval_paths = catalog\nskilleval_checks = files,schema\n")

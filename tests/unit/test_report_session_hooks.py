@@ -369,6 +369,22 @@ def test_a_dead_workers_item_of_a_folder_named_like_an_escape_or_undecodable_kee
     assert skills["ghost-\\udcfe"]["name"] == "ghost-\\udcfe"
     assert skills["ghost-\\udcfe"]["path"] == str(pytester.path / "skills" / "ghost-\\udcfe")
 
+def test_a_dead_workers_item_of_a_single_skill_named_outside_the_rootdir_lands_on_that_skill(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--skills=/abs/solo-skill`` outside the rootdir: the skill's node id is its folder name (collect.py), not a
+    path below the rootdir; a dead worker's item of it is INCOMPLETE on that skill, with that skill's path."""
+    solo = pytester.path.parent / f"{pytester.path.name}-outside" / "solo-skill"
+    solo.mkdir(parents=True)
+    (solo / "SKILL.md").write_text("---\nname: solo-skill\ndescription: Use when testing.\n---\n# T\n")
+    monkeypatch.setenv("CRASHED", "solo-skill::tier1::slow")
+    result = run(pytester, CRASHES, f"--skills={solo}", "--skilleval-checks=schema", "--skilleval-report-dir=rep",
+                 "--deselect=solo-skill::tier1::schema", "test_items.py")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    skills = {s["key"]: s for s in results(pytester)["skills"]}
+    assert skills["solo-skill"]["path"] == str(solo), skills["solo-skill"]["path"]
+    assert {c["result"]["check"]: c["result"]["status"] for c in skills["solo-skill"]["checks"]} == {"slow": "INCOMPLETE"}
+
+
 @pytest.mark.parametrize("nodeid", ["test_items.py::test_plain", "skills/victim-skill::tier1::slow"])
 def test_a_dead_worker_makes_the_run_incomplete_even_without_a_skill_of_its_own(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
                                                                                  nodeid: str) -> None:
