@@ -10,7 +10,8 @@ no-skill baseline, both in percentage points, and how many tasks it rests on. Ca
 - **"# Skill Benchmark: <name>"** (SkillEvaluator ≥ 0.9, and ours): ``| Measure | <agent> (Baseline →
   Skill …) |`` with cells ``82% → 96% (+15 points …)``; the ``Overall`` row is a summary and is skipped.
 
-Skills whose card has no results are kept as :class:`Skill` entries with no rows, never dropped.
+Skills whose card has no results are kept as :class:`Skill` entries with no rows, never dropped. A skill whose
+Tier 3 ran scripted (a harness check, not a model measurement) is marked ``scripted``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ DIMENSIONS = ("Security", "Correctness", "Discoverability", "Effectiveness", "Ef
 AGENT_IDS = {"claude code": "claude-code", "claude-code": "claude-code", "codex": "codex", "codex cli": "codex", "opencode": "opencode",
              "gemini cli": "gemini", "gemini": "gemini"}
 CARD_NAME = "BENCHMARK.md"
+#: How our cards label a scripted Tier 3 run (reports/tier3.py's HARNESS_CHECK; a test holds them equal).
+HARNESS_CHECK = "harness check — not a model measurement"
 
 _SCORE_UPLIFT = re.compile(r"^\s*(-?\d+(?:\.\d+)?)%\s*\(\s*([+\-−±]?\s*\d+(?:\.\d+)?)\s*%?\s*\)")  # 92% (+12%)
 _BASE_SKILL = re.compile(r"^\s*(-?\d+(?:\.\d+)?)%\s*→\s*(-?\d+(?:\.\d+)?)%\s*\(\s*([+\-−±]?\s*\d+(?:\.\d+)?)\s*points")  # 82% → 96% (+15 points
@@ -50,6 +53,9 @@ class Skill:
     source: str = ""
     rows: list[Row] = field(default_factory=list)
     layout: str = ""
+    #: Tier 3 ran in scripted mode: the gateway played the model from each case's script, so the lift tests the
+    #: harness, not the skill (our results.json's ``tier3.scripted``, or our card's harness-check label).
+    scripted: bool = False
 
     @property
     def has_results(self) -> bool:
@@ -98,7 +104,7 @@ def _tables(text: str) -> Iterator[tuple[list[str], list[list[str]]]]:
 def parse_card(text: str, name: str, source: str = "") -> Skill:
     """One card → a :class:`Skill`; ``name`` is the catalog name (the card's folder)."""
     tasks = _TASKS.search(text)
-    skill = Skill(name=name, tasks=int(tasks.group(1)) if tasks else None, source=source)
+    skill = Skill(name=name, tasks=int(tasks.group(1)) if tasks else None, source=source, scripted=HARNESS_CHECK in text)
     first = text.lstrip().splitlines()[0] if text.strip() else ""
     layouts = {"# Skill Benchmark": "skill-benchmark", "# Evaluation Report": "evaluation-report"}
     skill.layout = next((v for k, v in layouts.items() if first.startswith(k)), "unknown")
@@ -155,7 +161,8 @@ def from_results_json(doc: dict[str, Any], source: str) -> list[Skill]:
     out = []
     for s in doc.get("skills") or []:
         t3 = s.get("tier3") or {}
-        skill = Skill(name=str(s.get("key") or s.get("name")), tasks=t3.get("cases"), source=source, layout="results.json")
+        scripted = t3.get("scripted") is True or "scripted" in (t3.get("modes") or [])
+        skill = Skill(name=str(s.get("key") or s.get("name")), tasks=t3.get("cases"), source=source, layout="results.json", scripted=scripted)
         for agent in t3.get("agents") or []:
             for r in agent.get("lift") or []:
                 dimension = str(r.get("measure", "")).capitalize()

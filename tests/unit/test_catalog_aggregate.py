@@ -102,3 +102,50 @@ def test_cli_formats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     # a card given twice is kept once and named
     assert cli.main(["aggregate", folder, str(CORPUS / "benchmark-cards" / "warp-eval.BENCHMARK.md")]) == 0
     assert "warp-eval: given again" in capsys.readouterr().out
+
+
+def _scripted_and_real(tmp_path: Path) -> tuple[Path, Path]:
+    """A results.json of a scripted run (make eval: the gateway played each case's script) and one of real models."""
+    def doc(key: str, scripted: bool, delta: float) -> dict:
+        return {"skills": [{"key": key, "tier3": {"cases": 3, "scripted": scripted, "modes": ["scripted" if scripted else "proxy"],
+                                                  "agents": [{"agent": "claude-code", "lift": [
+                                                      {"measure": "effectiveness", "with_skill": 1.0, "delta": delta, "n": 3}]}]}}]}
+    scripted, real = tmp_path / "scripted.json", tmp_path / "real.json"
+    scripted.write_text(json.dumps(doc("csv-summary", True, 0.8889)))
+    real.write_text(json.dumps(doc("pdf-tools", False, 0.1)))
+    return scripted, real
+
+
+def test_scripted_tier3_rows_are_left_out_of_catalog_means_and_counted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A harness check is never a model measurement: its lift enters no catalog mean unless asked, and then labelled."""
+    scripted, real = _scripted_and_real(tmp_path)
+    skills, _ = cards.read([scripted, real])
+    agg = ag.aggregate(skills, sources=[])
+    assert agg.dimensions["Effectiveness"]["equal_rows"].mean == pytest.approx(10.0)
+    assert agg.dimensions["Effectiveness"]["equal_rows"].n == 1 and agg.rows == 1
+    assert agg.scripted == ["csv-summary"] and agg.scripted_rows == 1 and agg.scripted_included is False
+    assert cli.main(["aggregate", str(scripted)]) == 0
+    md = capsys.readouterr().out
+    assert "+88.89" not in md and "csv-summary" in md and "harness check" in md and "--include-scripted" in md
+    assert cli.main(["aggregate", str(scripted), str(real), "--include-scripted"]) == 0
+    md = capsys.readouterr().out
+    assert "+49.45" in md and "harness check" in md and "include" in md.lower()
+    assert cli.main(["aggregate", str(scripted), "--include-scripted", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["scripted_included"] is True and data["scripted"] == ["csv-summary"] and data["rows"] == 1
+
+
+def test_our_card_of_a_scripted_run_is_scripted_too() -> None:
+    card = ("# Skill Benchmark: demo\n\n- Tasks: 3 evaluation case(s)\n\n"
+            "### Tier 3: baseline → with skill (harness check — not a model measurement)\n\n"
+            "| Measure | Claude Code (Baseline → Skill) |\n|---|---|\n"
+            "| Correctness | 33% → 100% (+67 points, too few cases for an interval, n=2) |\n")
+    skill = cards.parse_card(card, "demo")
+    assert skill.scripted and len(skill.rows) == 1
+    assert not cards.parse_card(card.replace(" (harness check — not a model measurement)", ""), "demo").scripted
+
+
+def test_the_catalog_reads_the_label_our_cards_write() -> None:
+    from pytest_skilleval.reports.tier3 import HARNESS_CHECK
+
+    assert cards.HARNESS_CHECK == HARNESS_CHECK
