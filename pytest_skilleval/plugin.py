@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_skilleval import config as config_mod
-from pytest_skilleval import earlysetup, heap, hookspecs, inprocess, release, roots, shard, state, terminalstats
+from pytest_skilleval import earlysetup, heap, hookspecs, inprocess, nodeargs, release, roots, shard, state, terminalstats
 from pytest_skilleval.roots import ROOT_HOOKS, RootHooks, is_skill_dir
 
 if TYPE_CHECKING:
@@ -114,10 +114,13 @@ def _route_skill_paths(config: pytest.Config, skill_paths: tuple[Path, ...]) -> 
             if real is not None:
                 raise pytest.UsageError(f"--skills: {roots.link_refusal(p, real)}")
             raise pytest.UsageError(f"--skills: no SKILL.md under {p} (hidden folders and node_modules are not searched)")
+    from_args = config.args_source == pytest.Config.ArgsSource.ARGS
+    if from_args:  # the ini's skilleval_paths are like testpaths: what runs when no path is named
+        skill_paths = tuple(p for p in skill_paths if p in named)
     trees = list(skill_paths)
     explicit = list(skill_paths)
+    whole = list(skill_paths)  # trees collected whole: a skill in one runs whole, whatever its node id chose
     ordinary: list[Path] = []
-    from_args = config.args_source == pytest.Config.ArgsSource.ARGS
     if not config.option.pyargs:
         base = config.invocation_params.dir
         project = roots.Project(config.rootpath, base)
@@ -132,8 +135,14 @@ def _route_skill_paths(config: pytest.Config, skill_paths: tuple[Path, ...]) -> 
                 trees.append(tree)
             if from_args or tree is not None:
                 explicit.append(tree or path)
+            if tree is not None and tree == path and nodeargs.parts_of(arg) and roots.enclosing_skill(path) == path:
+                routed.append(nodeargs.route(config, path, arg))  # a skill item's node id: its skill, then that item
+                continue
+            if tree is not None:
+                whole.append(tree)
             routed.append(arg if tree in (None, path) else str(tree))  # a path inside a skill evaluates that skill
         config.args[:] = routed
+    nodeargs.settle(config, whole)
     config.stash[EXPLICIT_ROOTS] = tuple(explicit)
     config.stash[SKILL_TREES] = tuple(dict.fromkeys(trees))
     config.stash[ORDINARY_PATHS] = tuple(ordinary)
@@ -278,6 +287,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if run is None:  # no skill was collected
         return
     shard.deselect(config, items, run.skill_key)
+    nodeargs.deselect(config, items)
     skill_items: list[CheckItem] = [i for i in items if state.is_check_item(i)]  # type: ignore[misc]
     if not skill_items:
         return
