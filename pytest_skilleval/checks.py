@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from pytest_skilleval import gate
 from pytest_skilleval.results import CheckResult, Finding, Status
 
 if TYPE_CHECKING:
@@ -74,11 +75,13 @@ class Check(abc.ABC):
 MAX_UNREAD_NAMED = 5
 
 
-def unread_evidence(check: Check, skill: Skill, ctx: CheckContext, result: CheckResult) -> CheckResult:
-    """``result``, or, when it completed but files the check reads could not be read, the same result
-    INCOMPLETE (its findings kept) with a reason that names those files, why, and the fix."""
+def unread_evidence(check: Check, skill: Skill, ctx: CheckContext, result: CheckResult, policy: gate.Policy) -> CheckResult:
+    """``result``, or, when it would pass but files the check reads could not be read, the same result
+    INCOMPLETE (its findings kept) with a reason that names those files, why, and the fix. Only a pass is
+    undecided without them: a result that fails on what was read stays failed (an INCOMPLETE would let
+    ``--skilleval-allow-incomplete`` wave through a finding that one big file beside it hid)."""
     reads = check.files_read(ctx)
-    if reads is None or result.status is not Status.PASSED:
+    if reads is None or result.status is not Status.PASSED or gate.final_status(result, policy)[0] is not Status.PASSED:
         return result
     unread = skill.unread_files(reads.suffixes, include_eval_dirs=reads.include_eval_dirs)
     if not unread:

@@ -260,7 +260,7 @@ class CheckItem(_OutsideSkillHooks, pytest.Item):
         skill = None
         try:
             skill = run.skill(self.path)
-            result = unread_evidence(self.check, skill, ctx, self.check.run(skill, ctx))
+            result = unread_evidence(self.check, skill, ctx, self.check.run(skill, ctx), run.policy)
         except Exception as exc:  # a broken check is an ERROR result with its traceback, never a pass
             details = encodable(traceback.format_exc())
             what = "check crashed" if skill is not None else "skill could not be loaded"

@@ -89,5 +89,20 @@ def test_a_folder_that_cannot_be_listed_is_unread_for_every_text_check(tmp_path:
     skill = Skill(root, "csv-summary")
     unread = skill.unread_files(frozenset({".md"}))
     assert [rel for rel, _ in unread] == ["references"] and "cannot list folder" in unread[0][1]
-    assert skill.unread_files(frozenset({".md"}), include_eval_dirs=False) == unread
+    assert skill.unread_files(frozenset({".md"}), include_eval_dirs=True) == unread  # not an eval folder: unread either way
     assert [rel for rel, _ in skill.unread_files(frozenset({".py"}))] == ["references"]  # what it holds is unknown
+
+
+def test_a_check_that_found_what_fails_it_stays_failed_whatever_it_could_not_read(pytester: pytest.Pytester) -> None:
+    """Unread bytes leave a pass undecided, not a failure: a HIGH finding in the bytes that were read fails the
+    check, and one big file beside it must not turn that FAIL into an INCOMPLETE that
+    ``--skilleval-allow-incomplete`` lets through with exit 0."""
+    root = skill_with_notes(pytester.path, padding=10)  # the planted notes: read, and they fail instructions
+    (root / "references" / "big.md").write_text("Plain notes about CSV files.\n" * 2_000, "utf-8")  # over the cap
+    result = pytester.runpytest("--skills=skills", "-m", "tier1", f"--skilleval-max-file-size={CAP}", "--skilleval-checks=instructions",
+                                "--skilleval-allow-incomplete", "--skilleval-report-dir=rep", "-p", "no:cacheprovider", "-n", "0")
+    data = json.loads((pytester.path / "rep/results.json").read_text("utf-8"))
+    (skill,) = data["skills"]
+    (check,) = [c for c in skill["checks"] if c["result"]["check"] == "instructions"]
+    assert check["result"]["status"] != "INCOMPLETE" and skill["verdict"] == "FAIL", check
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
