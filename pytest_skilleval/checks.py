@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterable
+import functools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -34,10 +35,13 @@ class CheckContext:
 @dataclass(frozen=True)
 class Reads:
     """The files of a skill a check reads as text, as :meth:`Skill.text_files` selects them: ``suffixes``
-    (suffixes or whole names; None: every file whose suffix says text) and whether eval folders too."""
+    (suffixes or whole names; None: every file whose suffix says text) and whether eval folders too;
+    ``accepts``, when the check reads only some of those (scripts/ only, files named requirements*.txt,
+    Markdown that SKILL.md links to): whether it reads the file at this path of this skill."""
 
     suffixes: frozenset[str] | None = None
     include_eval_dirs: bool = False
+    accepts: Callable[[Skill, str], bool] | None = None
 
 
 class Check(abc.ABC):
@@ -83,7 +87,9 @@ def unread_evidence(check: Check, skill: Skill, ctx: CheckContext, result: Check
     reads = check.files_read(ctx)
     if reads is None or result.status is not Status.PASSED or gate.final_status(result, policy)[0] is not Status.PASSED:
         return result
-    unread = skill.unread_files(reads.suffixes, include_eval_dirs=reads.include_eval_dirs)
+    accepts = reads.accepts
+    unread = skill.unread_files(reads.suffixes, include_eval_dirs=reads.include_eval_dirs,
+                                accepts=None if accepts is None else functools.partial(accepts, skill))
     if not unread:
         return result
     named = "; ".join(f"{rel}: {why}" for rel, why in unread[:MAX_UNREAD_NAMED])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -162,14 +162,16 @@ class Skill:
             if content is not None:
                 yield e.rel, content
 
-    def unread_files(self, suffixes: frozenset[str] | None = None, *, include_eval_dirs: bool = False) -> list[tuple[str, str]]:
+    def unread_files(self, suffixes: frozenset[str] | None = None, *, include_eval_dirs: bool = False,
+                     accepts: Callable[[str], bool] | None = None) -> list[tuple[str, str]]:
         """(rel, why and the fix) of each file :meth:`text_files` with the same arguments would have yielded
         had it been readable (over the size cap, hard-linked, not UTF-8, cannot be opened), and of each folder
         whose files were never listed: what a check that reads those files did not see. A file whose suffix
-        does not say text (an image) is never read as text, so it is never here."""
+        does not say text (an image) is never read as text, so it is never here. ``accepts``: of those files,
+        the paths the check reads (a folder never listed is named whatever it says: what it holds is unknown)."""
         out = []
         for e in self.files(include_eval_dirs=include_eval_dirs):
-            if not _reads(e, suffixes):
+            if not _reads(e, suffixes) or (accepts is not None and not accepts(e.rel)):
                 continue
             if e.nlink > 1:
                 out.append((e.rel, "hard-linked, so never read (it may be another file's second name); copy the file instead"))
@@ -184,7 +186,8 @@ class Skill:
                 continue
             if f.rule in _UNLISTED_FOLDER:
                 out.append((rel, f"{f.message}; its files were not read"))
-            elif f.rule == "files.unreadable" and _reads(safefs.Entry(rel, safefs.EntryKind.FILE), suffixes):
+            elif (f.rule == "files.unreadable" and _reads(safefs.Entry(rel, safefs.EntryKind.FILE), suffixes)
+                  and (accepts is None or accepts(rel))):
                 out.append((rel, f.message))
         return out
 

@@ -39,7 +39,7 @@ import pytest
 
 from pytest_skilleval import tools
 from pytest_skilleval.batch import BatchedCheck
-from pytest_skilleval.checks import Check, CheckContext
+from pytest_skilleval.checks import Check, CheckContext, Reads
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill
 
@@ -65,6 +65,12 @@ class Declared:
     pins: list[Pin] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     count: int = 0
+
+
+def is_declaration(rel: str) -> bool:
+    """A file :func:`declared` reads requirements from: ``requirements*.txt`` or ``pyproject.toml``."""
+    name = posixpath.basename(rel)
+    return bool(_REQ_FILE.match(name)) or name == "pyproject.toml"
 
 
 def _req_lines(skill: Skill, rel: str, seen: set[str]) -> Iterator[tuple[str, int, str]]:
@@ -190,6 +196,9 @@ class DependenciesCheck(BatchedCheck):
     default_enabled = False
     tools: ClassVar[tuple[tools.ToolSpec, ...]] = (PIP_AUDIT,)
     cache_version = "1"
+    # an unread requirements file declared nothing, so nothing was audited; suffixes None: every text
+    # suffix (.txt, .toml), and is_declaration the same matcher declared() uses
+    reads = Reads(None, accepts=lambda skill, rel: is_declaration(rel))
 
     def tool_versions(self) -> dict[str, str]:
         # the advisory database changes daily while the skill does not: a cached pass expires with the day

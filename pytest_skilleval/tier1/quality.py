@@ -44,7 +44,7 @@ from itertools import islice
 
 import pytest
 
-from pytest_skilleval.checks import Check, CheckContext
+from pytest_skilleval.checks import Check, CheckContext, Reads
 from pytest_skilleval.results import CheckResult, Deduction, Finding, Severity
 from pytest_skilleval.skill import MANIFEST, Skill, markdown_links
 
@@ -117,6 +117,11 @@ RESERVED = re.compile(r"anthropic|claude", re.IGNORECASE)
 VAGUE_STEM = re.compile(r"(?:docs?|file|data|info|misc|temp|tmp|notes?)?[-_ ]?\d*", re.IGNORECASE)
 
 
+def is_script(rel: str) -> bool:
+    """A file the reliability rules read for error handling: code in scripts/."""
+    return rel.startswith("scripts/") and posixpath.splitext(rel)[1].lower() in SCRIPT_SUFFIXES
+
+
 def _strings(value: object, depth: int = 0) -> list[str]:
     if depth > 20:  # frontmatter is shallow; a deeper one is hostile and must not exhaust the stack
         return []
@@ -146,7 +151,7 @@ class Facts:
         self.words = sum(1 for _ in islice(WORD.finditer(skill.body), WORDS_COUNTED))
         self.headings = skill.headings()
         self.files = [e.rel for e in skill.files()]
-        self.scripts = [r for r in self.files if r.startswith("scripts/") and posixpath.splitext(r)[1].lower() in SCRIPT_SUFFIXES]
+        self.scripts = [r for r in self.files if is_script(r)]
         tops = {r.split("/", 1)[0] for r in self.files if "/" in r}
         self.resource_dirs = sorted(d for d in tops if d not in DEV_DIRS and not d.startswith("."))
         self.references = [r for r in self.files if r.split("/", 1)[0] in REFERENCE_DIRS]
@@ -426,6 +431,8 @@ def score(deductions: list[Deduction]) -> tuple[dict[str, int], float]:
 class QualityCheck(Check):
     name = "quality"
     description = "quality score 0-100: correctness, discoverability, reliability, efficiency"
+    # an unread script was counted as guarded (scripts-unguarded reads each one)
+    reads = Reads(SCRIPT_SUFFIXES, accepts=lambda skill, rel: is_script(rel))
 
     def run(self, skill: Skill, ctx: CheckContext) -> CheckResult:
         facts, strict = Facts(skill), ctx.settings.profile == "strict"

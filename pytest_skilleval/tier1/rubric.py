@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pytest
 from pydantic import BaseModel, Field
 
-from pytest_skilleval.checks import Check, CheckContext
+from pytest_skilleval.checks import Check, CheckContext, Reads
 from pytest_skilleval.providers.base import ChatMessage, ChatRequest, ProviderError
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill
@@ -59,13 +59,21 @@ class RubricReply(BaseModel):
     criteria: list[CriterionScore]
 
 
+#: The files beyond SKILL.md whose text the judge is shown (up to MAX_EXTRA_CHARS in all).
+SHOWN_SUFFIXES = frozenset({".md", ".py", ".sh"})
+
+
+def _shown(skill: Skill, rel: str) -> bool:
+    return rel != skill.manifest and rel.startswith(("references/", "scripts/"))
+
+
 def _material(skill: Skill) -> str:
     parts = [f"# SKILL.md\n{(skill.manifest_text or '')[:MAX_SKILL_CHARS]}"]
     files = [e.rel for e in skill.files()]
     parts.append("# Files\n" + "\n".join(files[:200]))
     budget = MAX_EXTRA_CHARS
-    for rel, text in skill.text_files(frozenset({".md", ".py", ".sh"})):
-        if rel == skill.manifest or not rel.startswith(("references/", "scripts/")) or budget <= 0:
+    for rel, text in skill.text_files(SHOWN_SUFFIXES):
+        if not _shown(skill, rel) or budget <= 0:
             continue
         excerpt = text[:min(MAX_EXTRA_FILE_CHARS, budget)]
         budget -= len(excerpt)
@@ -87,6 +95,8 @@ class RubricCheck(Check):
     name = "rubric"
     description = "an LLM rates nine criteria 0-10 (opt-in; needs a chat model)"
     default_enabled = False
+    # the judge scored what it was shown: a file it was not shown because it could not be read is undecided
+    reads = Reads(SHOWN_SUFFIXES, accepts=_shown)
 
     def run(self, skill: Skill, ctx: CheckContext) -> CheckResult:
         if skill.manifest_text is None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_skilleval.checks import Check, CheckContext
+from pytest_skilleval.checks import Check, CheckContext, Reads
 from pytest_skilleval.providers.base import ChatProvider, Embedder, ProviderError
 from pytest_skilleval.results import CheckResult, Finding, Severity
 from pytest_skilleval.skill import Skill
@@ -32,6 +32,8 @@ class _Tier2Check(Check):
 class DedupCheck(_Tier2Check):
     name = "dedup"
     description = "the skill does not say the same thing twice (SKILL.md and its reference Markdown)"
+    # a duplicate inside an unread reference file was never compared: INCOMPLETE, as in Tier 1 (docs/tier2.md)
+    reads = Reads(None, accepts=lambda skill, rel: _chunked(skill, rel))
 
     def run(self, skill: Skill, ctx: CheckContext) -> CheckResult:
         try:
@@ -41,6 +43,12 @@ class DedupCheck(_Tier2Check):
         except ProviderError as exc:
             return CheckResult.error(self.name, f"no embedder: {exc}", tier=2)
         return evaluate_dedup(skill, embedder, self.engine.chat)
+
+
+def _chunked(skill: Skill, rel: str) -> bool:
+    from pytest_skilleval.tier2.chunking import reads_markdown
+
+    return reads_markdown(skill, rel)
 
 
 def evaluate_dedup(skill: Skill, embedder: Embedder, chat: Callable[[], ChatProvider | None]) -> CheckResult:

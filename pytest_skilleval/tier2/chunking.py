@@ -267,18 +267,26 @@ def markdown_files(skill: Skill) -> list[str]:
     are written for people and would only add noise; evaluation folders describe the tests."""
     if not skill.manifest:
         return []
-    linked = {posixpath.normpath(link.target.split("#", 1)[0]) for link in skill.links() if link.target and "://" not in link.target}
-    names = []
-    for entry in skill.files():
-        top = entry.rel.split("/", 1)[0]
-        if entry.rel == skill.manifest or top in EVAL_DIRS or entry.suffix not in MARKDOWN_SUFFIXES:
-            continue
-        if "/" not in entry.rel and entry.rel not in linked:
-            continue
-        if entry.name.upper().startswith(("LICENSE", "LICENCE", "NOTICE")):
-            continue  # legal text repeats by design and is never loaded as guidance
-        names.append(entry.rel)
-    return [skill.manifest, *sorted(names)]
+    linked = _linked(skill)
+    return [skill.manifest, *sorted(e.rel for e in skill.files() if _reads_markdown(skill, e.rel, linked))]
+
+
+def _linked(skill: Skill) -> set[str]:
+    return {posixpath.normpath(link.target.split("#", 1)[0]) for link in skill.links() if link.target and "://" not in link.target}
+
+
+def _reads_markdown(skill: Skill, rel: str, linked: set[str]) -> bool:
+    name = posixpath.basename(rel)
+    if rel == skill.manifest or rel.split("/", 1)[0] in EVAL_DIRS or posixpath.splitext(rel)[1].lower() not in MARKDOWN_SUFFIXES:
+        return False
+    if "/" not in rel and rel not in linked:
+        return False
+    return not name.upper().startswith(("LICENSE", "LICENCE", "NOTICE"))  # legal text repeats by design, never guidance
+
+
+def reads_markdown(skill: Skill, rel: str) -> bool:
+    """Whether :func:`markdown_files` lists this file besides SKILL.md (Check.reads of the dedup check)."""
+    return _reads_markdown(skill, rel, _linked(skill) if "/" not in rel else set())
 
 
 def chunk_skill(skill: Skill) -> list[Chunk]:

@@ -10,9 +10,17 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, make_settings, run_check
 
+from pytest_skilleval import gate
+from pytest_skilleval.checks import CheckContext, unread_evidence
+from pytest_skilleval.gateway import Gateway, GatewayConfig, Script
+from pytest_skilleval.providers import select
+from pytest_skilleval.providers.openai_chat import OpenAIChat
+from pytest_skilleval.providers.retry import RetryPolicy
+from pytest_skilleval.results import Status
 from pytest_skilleval.skill import Skill
+from pytest_skilleval.tier1.rubric import CRITERIA, RubricCheck
 
 pytest_plugins = ["pytester"]
 
@@ -38,10 +46,9 @@ def skill_with_notes(base: Path, padding: int) -> Path:
     return root
 
 
-def run_tier1(pytester: pytest.Pytester) -> dict[str, dict]:
-    pytester.runpytest("--skills=skills", "-m", "tier1", f"--skilleval-max-file-size={CAP}",
-                       "--skilleval-checks=files,schema," + ",".join(SCANNERS), "--skilleval-report-dir=rep",
-                       "-p", "no:cacheprovider", "-n", "0")
+def run_tier1(pytester: pytest.Pytester, checks: str = "files,schema," + ",".join(SCANNERS), *args: str) -> dict[str, dict]:
+    pytester.runpytest("--skills=skills", f"--skilleval-max-file-size={CAP}", f"--skilleval-checks={checks}",
+                       "--skilleval-report-dir=rep", "-p", "no:cacheprovider", "-n", "0", *args)
     data = json.loads((pytester.path / "rep/results.json").read_text("utf-8"))
     (skill,) = data["skills"]
     return {"verdict": skill["verdict"], **{c["result"]["check"]: c["result"] for c in skill["checks"]}}
@@ -51,13 +58,14 @@ def test_an_oversized_text_file_makes_every_check_that_reads_it_incomplete(pytes
     root = skill_with_notes(pytester.path, padding=2_000)  # ~60 KB: over the cap
     (root / "assets").mkdir()
     (root / "assets" / "chart.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * (CAP * 2))  # binary: never read as text
-    got = run_tier1(pytester)
+    got = run_tier1(pytester, "files,schema,quality,dependencies," + ",".join(SCANNERS))
     for check in SCANNERS:
         assert got[check]["status"] == "INCOMPLETE", (check, got[check])
         reason = got[check]["reason"]
         assert "references/notes.md" in reason and "over the" in reason and "--skilleval-max-file-size" in reason, reason
         assert "chart.png" not in reason, reason
-    assert got["schema"]["status"] == "PASSED"  # reads only SKILL.md, which it did read
+    # read only SKILL.md, scripts or requirements, all of which they did read
+    assert got["schema"]["status"] == got["quality"]["status"] == got["dependencies"]["status"] == "PASSED"
     assert got["verdict"] == "INCOMPLETE"
 
 
@@ -106,3 +114,61 @@ def test_a_check_that_found_what_fails_it_stays_failed_whatever_it_could_not_rea
     (check,) = [c for c in skill["checks"] if c["result"]["check"] == "instructions"]
     assert check["result"]["status"] != "INCOMPLETE" and skill["verdict"] == "FAIL", check
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def big(path: Path, line: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(line * (2 * CAP // len(line)), "utf-8")
+
+
+def test_quality_is_incomplete_when_a_script_it_reads_is_unread(pytester: pytest.Pytester) -> None:
+    """quality reads each script in scripts/ for error handling: an unread one was counted as guarded."""
+    root = skill_with_notes(pytester.path, padding=10)
+    big(root / "scripts" / "summarize.py", "print('a line of the script with no error handling')\n")
+    big(root / "assets" / "sample.md", "A long sample document the quality check never reads.\n")
+    got = run_tier1(pytester, "files,quality")
+    assert got["quality"]["status"] == "INCOMPLETE", got["quality"]
+    assert "scripts/summarize.py" in got["quality"]["reason"] and "assets/sample.md" not in got["quality"]["reason"]
+
+
+def test_dependencies_is_incomplete_when_a_requirements_file_is_unread(pytester: pytest.Pytester) -> None:
+    """An unread requirements file declared nothing, so nothing was audited and the check passed."""
+    root = skill_with_notes(pytester.path, padding=10)
+    big(root / "scripts" / "requirements-dev.txt", "# pinned for the scripts\n")
+    big(root / "assets" / "words.txt", "not a requirements file\n")
+    got = run_tier1(pytester, "files,dependencies")
+    assert got["dependencies"]["status"] == "INCOMPLETE", got["dependencies"]
+    reason = got["dependencies"]["reason"]
+    assert "scripts/requirements-dev.txt" in reason and "words.txt" not in reason, reason
+
+
+def test_dedup_is_incomplete_when_reference_markdown_is_unread(pytester: pytest.Pytester) -> None:
+    """dedup chunks references/*.md: a duplicate inside an unread one was never compared."""
+    root = skill_with_notes(pytester.path, padding=10)
+    big(root / "references" / "long-guide.md", "Summarise each numeric column of the CSV with its mean.\n\n")
+    big(root / "README.md", "A readme for people; dedup does not read unlinked root files.\n")
+    got = run_tier1(pytester, "files,dedup", "-m", "tier2")
+    assert got["dedup"]["status"] == "INCOMPLETE", got["dedup"]
+    reason = got["dedup"]["reason"]
+    assert "references/long-guide.md" in reason and "README.md" not in reason, reason
+
+
+def test_rubric_is_incomplete_when_a_file_it_shows_the_judge_is_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = skill_with_notes(tmp_path, padding=10)
+    os.link(root / "references" / "notes.md", tmp_path / "second-name.md")  # references/notes.md: hard-linked
+    (root / "assets").mkdir()
+    (root / "assets" / "glossary.md").write_text("# Glossary\n", "utf-8")
+    os.link(root / "assets" / "glossary.md", tmp_path / "third-name.md")  # assets/: the judge never sees it
+    skill = Skill(root, "csv-summary")
+    reply = {"criteria": [{"id": c.id, "score": 9, "notes": "fine"} for c in CRITERIA]}
+    with Gateway(GatewayConfig(mode="scripted", log_dir=tmp_path / "gw-logs", timeout_s=10)) as gw, \
+            gw.trial("rubric", script=Script.from_data({"steps": [{"text": "unused"}], "json_reply": reply})) as trial:
+        chat = OpenAIChat("scripted-judge", api_key=trial.token.secret, base_url=trial.openai_url, name="openai-compatible",
+                          retry=RetryPolicy(retries=0))
+        monkeypatch.setattr(select, "chat_from_settings", lambda s: chat)
+        check = RubricCheck()
+        judged = run_check(check, skill)
+    assert gate.decide(judged, blocking=True, policy=gate.Policy()).status is Status.PASSED  # the judge liked what it saw
+    result = unread_evidence(check, skill, CheckContext(settings=make_settings()), judged, gate.Policy())
+    assert result.status is Status.INCOMPLETE, result
+    assert "references/notes.md" in result.reason and "glossary" not in result.reason, result.reason
