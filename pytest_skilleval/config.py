@@ -71,17 +71,23 @@ def register(parser: pytest.Parser, options: tuple[Option, ...]) -> None:
             parser.addini(opt.name, opt.help, type="string", default=None)
 
 
+def parse_bool(value: Any, source: str) -> bool:
+    """A boolean option's value, as every subsystem reads one from a string (the environment); anything else is
+    a usage error naming ``source`` (``environment variable SKILLEVAL_...``), never a silent false."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off", ""):
+        return False
+    raise pytest.UsageError(f"{source}: expected a boolean, got {value!r}")
+
+
 def _cast(opt: Option, value: Any, source: str) -> Any:
     """``value`` as the option's kind; ``source`` names where it was set, for the usage error."""
     if opt.kind == "bool":
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        if text in ("1", "true", "yes", "on"):
-            return True
-        if text in ("0", "false", "no", "off", ""):
-            return False
-        raise pytest.UsageError(f"{source}: expected a boolean, got {value!r}")
+        return parse_bool(value, source)
     if opt.kind in ("int", "float"):
         try:
             return int(value) if opt.kind == "int" else float(value)

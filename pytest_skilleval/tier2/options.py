@@ -72,5 +72,6 @@ class Tier2Settings:
         if no_block is None:
             no_block = config_mod.ini_value(config, "skilleval_no_block_on_dedup")
         if no_block is None:
-            no_block = os.environ.get("SKILLEVAL_NO_BLOCK_ON_DEDUP", "").strip().lower() in ("1", "true", "yes", "on")
+            env = "SKILLEVAL_NO_BLOCK_ON_DEDUP"
+            no_block = config_mod.parse_bool(os.environ.get(env, ""), f"environment variable {env}")
         return cls(embedder=embedder, compare_to=compare_path, show_threshold=threshold, block=not no_block)

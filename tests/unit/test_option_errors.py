@@ -55,6 +55,17 @@ def test_a_bad_gateway_mode_from_the_environment_and_the_ini_file(pytester: pyte
     usage_error(pytester.runpytest("--skills", "skills", "--collect-only", "-p", "no:cacheprovider"), "--skilleval-budget-usd")
 
 
+@pytest.mark.parametrize("env", ["SKILLEVAL_NO_BLOCK_ON_DEDUP", "SKILLEVAL_ALLOW_INCOMPLETE"])
+def test_a_bad_boolean_from_the_environment_is_a_usage_error_naming_the_variable(
+        pytester: pytest.Pytester, skills: Path, monkeypatch: pytest.MonkeyPatch, env: str) -> None:
+    """SKILLEVAL_NO_BLOCK_ON_DEDUP=maybe was read as false: Tier 2 kept blocking, with no word."""
+    monkeypatch.setenv(env, "maybe")
+    usage_error(pytester.runpytest("--skills", "skills", "--collect-only", "-p", "no:cacheprovider"),
+                f"environment variable {env}: expected a boolean, got 'maybe'")
+    monkeypatch.setenv(env, " Off ")  # what the flag and ini forms accept is accepted here too
+    assert pytester.runpytest("--skills", "skills", "--collect-only", "-p", "no:cacheprovider").ret == pytest.ExitCode.OK
+
+
 def test_a_run_with_a_bad_gateway_mode_stops_before_any_item_and_writes_no_report(pytester: pytest.Pytester, skills: Path) -> None:
     result = pytester.runpytest("--skills", "skills", "-p", "no:cacheprovider", "--skilleval-tier3", "--skilleval-checks=schema",
                                 "--skilleval-gateway=bogus", "--skilleval-report-dir=rep")
