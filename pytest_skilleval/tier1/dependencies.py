@@ -1,7 +1,9 @@
 """``dependencies`` (opt-in): the skill's declared Python requirements have no known vulnerabilities.
 
 What is audited: every ``requirements*.txt`` outside eval folders (``-r`` includes followed inside
-the skill only), and ``[project].dependencies`` of each ``pyproject.toml``. Never ``pip-audit
+the skill only), and ``[project].dependencies`` of each ``pyproject.toml``. One of these that could not be
+read (over the size cap, hard-linked, not UTF-8) makes the result INCOMPLETE, naming it: a requirements file
+through ``Check.reads``, an include of another name here, as its pins were never audited. Never ``pip-audit
 --local``, which would audit *our* environment instead of the skill's.
 
 How: we parse the requirements ourselves and hand pip-audit one file of exact pins
@@ -65,6 +67,9 @@ class Declared:
     pins: list[Pin] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     count: int = 0
+    #: (file, why) of each ``-r`` include that could not be read and is not itself a requirements*.txt
+    #: (those are Check.reads, and unread_evidence names them): its pins were never audited.
+    unread_includes: list[tuple[str, str]] = field(default_factory=list)
 
 
 def is_declaration(rel: str) -> bool:
@@ -73,13 +78,17 @@ def is_declaration(rel: str) -> bool:
     return bool(_REQ_FILE.match(name)) or name == "pyproject.toml"
 
 
-def _req_lines(skill: Skill, rel: str, seen: set[str]) -> Iterator[tuple[str, int, str]]:
-    """(file, line, requirement) of a requirements file, following ``-r`` includes inside the skill."""
+def _req_lines(skill: Skill, rel: str, seen: set[str], unread: list[tuple[str, str]]) -> Iterator[tuple[str, int, str]]:
+    """(file, line, requirement) of a requirements file, following ``-r`` includes inside the skill; an
+    include that could not be read is added to ``unread`` with why."""
     if rel in seen:
         return
     seen.add(rel)
     text = skill.text(rel)
     if text is None:
+        if not is_declaration(rel):
+            name = frozenset({posixpath.basename(rel)})
+            unread += [(r, why) for r, why in skill.unread_files(name, accepts=rel.__eq__) if r == rel] or [(rel, "not readable")]
         return
     logical, start = "", 0
     for number, raw in enumerate(text.splitlines(), 1):
@@ -95,7 +104,7 @@ def _req_lines(skill: Skill, rel: str, seen: set[str]) -> Iterator[tuple[str, in
             target = re.sub(r"^(-r|--requirement)[= ]?\s*", "", line)
             include = skill.entry(posixpath.join(posixpath.dirname(rel), target))  # None when outside the skill
             if include is not None:
-                yield from _req_lines(skill, include.rel, seen)
+                yield from _req_lines(skill, include.rel, seen, unread)
             continue
         if line.startswith(("-e", "--editable")):
             yield rel, start, line  # a local or VCS checkout: reported below as not auditable
@@ -131,7 +140,7 @@ def declared(skill: Skill) -> Declared:
     lines: list[tuple[str, int | None, str]] = []
     for entry in skill.files():
         if _REQ_FILE.match(entry.name):
-            lines.extend(_req_lines(skill, entry.rel, seen))
+            lines.extend(_req_lines(skill, entry.rel, seen, out.unread_includes))
         elif entry.name == "pyproject.toml":
             lines.extend(_pyproject_lines(skill, entry.rel, out.findings))
     for rel, line, text in lines:
@@ -195,7 +204,7 @@ class DependenciesCheck(BatchedCheck):
     description = "pip-audit of the skill's declared requirements (opt-in; needs a reachable vulnerability service)"
     default_enabled = False
     tools: ClassVar[tuple[tools.ToolSpec, ...]] = (PIP_AUDIT,)
-    cache_version = "1"
+    cache_version = "2"  # 2: an unread -r include is INCOMPLETE (a cached pass of 1 may have skipped one)
     # an unread requirements file declared nothing, so nothing was audited; suffixes None: every text
     # suffix (.txt, .toml), and is_declaration the same matcher declared() uses
     reads = Reads(None, accepts=lambda skill, rel: is_declaration(rel))
@@ -235,13 +244,18 @@ class DependenciesCheck(BatchedCheck):
                        "unaudited": len(skipped)}
             used = {PIP_AUDIT.name: version} if d.pins and version else {}
             findings.sort(key=Finding.sort_key)
+            reasons = []
+            if d.unread_includes:
+                reasons.append(f"{len(d.unread_includes)} included requirements file(s) could not be read, so their pins "
+                               "were not audited — " + "; ".join(f"{rel}: {why}" for rel, why in d.unread_includes[:5]))
             if skipped:
                 every = " (every pinned requirement: the vulnerability service answered for none)" \
                     if len(skipped) == len(d.pins) else ""
-                reason = (f"pip-audit could not audit {len(skipped)} of {len(d.pins)} pinned requirement(s){every}: "
-                          + "; ".join(skipped[:5]) + ("; …" if len(skipped) > 5 else ""))
-                results[skill.root] = CheckResult.incomplete(self.name, reason, tier=self.tier, findings=findings,
-                                                             metrics=metrics, tools=used)
+                reasons.append(f"pip-audit could not audit {len(skipped)} of {len(d.pins)} pinned requirement(s){every}: "
+                               + "; ".join(skipped[:5]) + ("; …" if len(skipped) > 5 else ""))
+            if reasons:
+                results[skill.root] = CheckResult.incomplete(self.name, "; and ".join(reasons), tier=self.tier,
+                                                             findings=findings, metrics=metrics, tools=used)
             else:
                 results[skill.root] = self.result(findings, metrics=metrics, tools=used)
         return results

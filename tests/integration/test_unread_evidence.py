@@ -142,6 +142,17 @@ def test_dependencies_is_incomplete_when_a_requirements_file_is_unread(pytester:
     assert "scripts/requirements-dev.txt" in reason and "words.txt" not in reason, reason
 
 
+def test_dependencies_is_incomplete_when_an_included_requirements_file_is_unread(pytester: pytest.Pytester) -> None:
+    """``-r base.in`` is read wherever its name: unread, its pins were never audited."""
+    root = skill_with_notes(pytester.path, padding=10)
+    (root / "scripts" / "requirements.txt").write_text("-r base.in\n", "utf-8")
+    (root / "scripts" / "base.in").write_text("requests==2.31.0\n", "utf-8")
+    os.link(root / "scripts" / "base.in", pytester.path / "second-name.in")
+    got = run_tier1(pytester, "files,dependencies")
+    assert got["dependencies"]["status"] == "INCOMPLETE", got["dependencies"]
+    assert "scripts/base.in" in got["dependencies"]["reason"] and "hard" in got["dependencies"]["reason"]
+
+
 def test_dedup_is_incomplete_when_reference_markdown_is_unread(pytester: pytest.Pytester) -> None:
     """dedup chunks references/*.md: a duplicate inside an unread one was never compared."""
     root = skill_with_notes(pytester.path, padding=10)
