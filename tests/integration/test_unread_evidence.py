@@ -121,25 +121,22 @@ def big(path: Path, line: str) -> None:
     path.write_text(line * (2 * CAP // len(line)), "utf-8")
 
 
-def test_quality_is_incomplete_when_a_script_it_reads_is_unread(pytester: pytest.Pytester) -> None:
-    """quality reads each script in scripts/ for error handling: an unread one was counted as guarded."""
+@pytest.mark.parametrize(("check", "unread", "line", "other", "other_line"), [
+    # quality reads each script in scripts/ for error handling: an unread one was counted as guarded
+    ("quality", "scripts/summarize.py", "print('a line of the script with no error handling')\n",
+     "assets/sample.md", "A long sample document the quality check never reads.\n"),
+    # an unread requirements file declared nothing, so nothing was audited and the check passed
+    ("dependencies", "scripts/requirements-dev.txt", "# pinned for the scripts\n", "assets/words.txt", "not a requirements file\n"),
+], ids=["quality", "dependencies"])
+def test_a_check_is_incomplete_when_a_file_it_reads_is_unread_and_only_then(pytester: pytest.Pytester, check: str, unread: str,
+                                                                            line: str, other: str, other_line: str) -> None:
     root = skill_with_notes(pytester.path, padding=10)
-    big(root / "scripts" / "summarize.py", "print('a line of the script with no error handling')\n")
-    big(root / "assets" / "sample.md", "A long sample document the quality check never reads.\n")
-    got = run_tier1(pytester, "files,quality")
-    assert got["quality"]["status"] == "INCOMPLETE", got["quality"]
-    assert "scripts/summarize.py" in got["quality"]["reason"] and "assets/sample.md" not in got["quality"]["reason"]
-
-
-def test_dependencies_is_incomplete_when_a_requirements_file_is_unread(pytester: pytest.Pytester) -> None:
-    """An unread requirements file declared nothing, so nothing was audited and the check passed."""
-    root = skill_with_notes(pytester.path, padding=10)
-    big(root / "scripts" / "requirements-dev.txt", "# pinned for the scripts\n")
-    big(root / "assets" / "words.txt", "not a requirements file\n")
-    got = run_tier1(pytester, "files,dependencies")
-    assert got["dependencies"]["status"] == "INCOMPLETE", got["dependencies"]
-    reason = got["dependencies"]["reason"]
-    assert "scripts/requirements-dev.txt" in reason and "words.txt" not in reason, reason
+    big(root / unread, line)
+    big(root / other, other_line)  # over the cap too, but not a file this check reads
+    got = run_tier1(pytester, f"files,{check}")
+    assert got[check]["status"] == "INCOMPLETE", got[check]
+    reason = got[check]["reason"]
+    assert unread in reason and other not in reason, reason
 
 
 def test_dependencies_is_incomplete_when_an_included_requirements_file_is_unread(pytester: pytest.Pytester) -> None:
