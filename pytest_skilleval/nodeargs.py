@@ -10,19 +10,12 @@ whole, by itself or by a tree holding it, runs whole.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-
-@dataclass
-class ItemArguments:
-    #: skill folder -> the node-id parts below it that arguments named, with each argument as written
-    chosen: dict[Path, dict[tuple[str, ...], str]] = field(default_factory=dict)
-
-
-ITEM_ARGUMENTS = pytest.StashKey[ItemArguments]()
+#: skill folder -> the node-id parts below it that arguments named, with each argument as written
+ITEM_ARGUMENTS = pytest.StashKey[dict[Path, dict[tuple[str, ...], str]]]()
 
 
 def parts_of(arg: str) -> tuple[str, ...]:
@@ -33,19 +26,16 @@ def parts_of(arg: str) -> tuple[str, ...]:
 def route(config: pytest.Config, skill: Path, arg: str) -> str:
     """The argument to collect for ``arg``, which names the skill folder ``skill`` with node-id parts: its path
     alone. What the parts name is kept for :func:`deselect`."""
-    chosen = config.stash.setdefault(ITEM_ARGUMENTS, ItemArguments()).chosen
-    chosen.setdefault(skill, {})[parts_of(arg)] = arg
+    config.stash.setdefault(ITEM_ARGUMENTS, {}).setdefault(skill, {})[parts_of(arg)] = arg
     return arg.split("::", 1)[0]
 
 
 def settle(config: pytest.Config, whole: Iterable[Path]) -> None:
     """Forget the item choices of every skill that a whole argument (the skill, or a tree above it) also names."""
-    args = config.stash.get(ITEM_ARGUMENTS, None)
-    if args is None:
-        return
+    chosen = config.stash.get(ITEM_ARGUMENTS, {})
     roots = set(whole)
-    for skill in [s for s in args.chosen if s in roots or not roots.isdisjoint(s.parents)]:
-        del args.chosen[skill]
+    for skill in [s for s in chosen if s in roots or not roots.isdisjoint(s.parents)]:
+        del chosen[skill]
 
 
 def _parts_below(item: pytest.Item, skill: Path) -> tuple[str, ...] | None:
@@ -59,14 +49,14 @@ def _parts_below(item: pytest.Item, skill: Path) -> tuple[str, ...] | None:
 def deselect(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Deselect the items of a skill chosen by node id that no such argument names; an argument that names no
     item at all is a usage error, as pytest's ``not found`` is for a test file."""
-    args = config.stash.get(ITEM_ARGUMENTS, None)
-    if args is None or not args.chosen:
+    chosen = config.stash.get(ITEM_ARGUMENTS, {})
+    if not chosen:
         return
     kept: list[pytest.Item] = []
     dropped: list[pytest.Item] = []
     matched: set[str] = set()
     for item in items:
-        for skill, wanted in args.chosen.items():
+        for skill, wanted in chosen.items():
             below = _parts_below(item, skill)
             if below is not None:
                 hits = [arg for parts, arg in wanted.items() if below[:len(parts)] == parts]
@@ -75,7 +65,7 @@ def deselect(config: pytest.Config, items: list[pytest.Item]) -> None:
                 break
         else:
             kept.append(item)
-    missing = [arg for wanted in args.chosen.values() for arg in wanted.values() if arg not in matched]
+    missing = [arg for wanted in chosen.values() for arg in wanted.values() if arg not in matched]
     if missing:
         raise pytest.UsageError(f"not found: {', '.join(missing)} (no item of that skill has this node id)")
     if dropped:
